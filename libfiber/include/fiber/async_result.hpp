@@ -1,0 +1,83 @@
+// The result of Pool::apply_async / map_async / starmap_async: multiprocessing's AsyncResult.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "fiber/detail/job.hpp"
+#include "fiber/errors.hpp"
+#include "fiber/serialization.hpp"
+
+namespace fiber {
+
+namespace detail {
+
+template <class T>
+struct ResultDecoder {
+  static T single(const Job& job) { return decode<T>(job.result(0)); }
+};
+
+template <>
+struct ResultDecoder<void> {
+  static void single(const Job& job) { job.result(0); }
+};
+
+// Decodes all of a job's items in order; throws the first item's error (as map does).
+template <class T>
+std::vector<T> decode_all(const Job& job) {
+  std::vector<T> values;
+  values.reserve(job.size());
+  for (std::size_t i = 0; i < job.size(); ++i) values.push_back(decode<T>(job.result(i)));
+  return values;
+}
+
+}  // namespace detail
+
+template <class T>
+class AsyncResult {
+ public:
+  using Decoder = T (*)(const detail::Job&);
+
+  AsyncResult(std::shared_ptr<detail::Job> job, Decoder decoder)
+      : job_(std::move(job)), decoder_(decoder) {}
+
+  // Waits for the result; rethrows the task's error (fiber::TaskError, ...).
+  T get() const {
+    job_->wait_all(std::nullopt);
+    return decoder_(*job_);
+  }
+
+  // As get(), but throws fiber::TimeoutError if the result is not there within `timeout`.
+  template <class Rep, class Period>
+  T get(std::chrono::duration<Rep, Period> timeout) const {
+    if (!wait(timeout)) throw TimeoutError("fiber: result not ready within the timeout");
+    return decoder_(*job_);
+  }
+
+  void wait() const { job_->wait_all(std::nullopt); }
+
+  // True if the result is ready within `timeout`.
+  template <class Rep, class Period>
+  bool wait(std::chrono::duration<Rep, Period> timeout) const {
+    return job_->wait_all(detail::Clock::now() +
+                          std::chrono::duration_cast<detail::Clock::duration>(timeout));
+  }
+
+  bool ready() const { return job_->done(); }
+
+  // True if every item succeeded. Like Python, asking before the result is ready is an error.
+  bool successful() const {
+    if (!ready()) throw std::logic_error("fiber: AsyncResult::successful() before ready()");
+    for (std::size_t i = 0; i < job_->size(); ++i) {
+      if (!job_->succeeded(i)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::shared_ptr<detail::Job> job_;
+  Decoder decoder_;
+};
+
+}  // namespace fiber

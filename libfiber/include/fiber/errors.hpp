@@ -1,0 +1,65 @@
+// The exceptions fiber throws. Every one derives from fiber::Error (a std::runtime_error), so
+// `catch (const fiber::Error&)` catches them all.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fiber {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where a task ran: the worker's id in the runtime, its host and its process id.
+struct WorkerInfo {
+  int id = -1;
+  std::string host;
+  long pid = 0;
+};
+
+// A task threw. `type()` is the exception's type name as the worker saw it (e.g.
+// "std::invalid_argument"), `message()` its what(); `worker()` says where it ran.
+class TaskError : public Error {
+ public:
+  TaskError(std::string task, std::string type, std::string message, WorkerInfo worker);
+
+  const std::string& task() const noexcept { return task_; }
+  const std::string& type() const noexcept { return type_; }
+  const std::string& message() const noexcept { return message_; }
+  const WorkerInfo& worker() const noexcept { return worker_; }
+
+ private:
+  std::string task_;
+  std::string type_;
+  std::string message_;
+  WorkerInfo worker_;
+};
+
+// A task crashed its worker more often than the pool allows.
+class WorkerLost : public Error {
+ public:
+  using Error::Error;
+};
+
+// A wait with a timeout ran out (AsyncResult::get(timeout)), or a task passed its deadline.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The pool was closed or terminated and cannot take this call, or terminated while the task was
+// still pending.
+class PoolClosed : public Error {
+ public:
+  using Error::Error;
+};
+
+// Workers could not be started (e.g. more than the allocation allows without oversubscription).
+class SpawnError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace fiber

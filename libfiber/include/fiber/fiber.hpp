@@ -1,0 +1,10 @@
+// Everything of fiber's public API.
+#pragma once
+
+#include "fiber/async_result.hpp"
+#include "fiber/errors.hpp"
+#include "fiber/pool.hpp"
+#include "fiber/result_stream.hpp"
+#include "fiber/runtime.hpp"
+#include "fiber/serialization.hpp"
+#include "fiber/task.hpp"

@@ -1,0 +1,175 @@
+// fiber::Pool: a pool of worker processes with Python multiprocessing.Pool's methods.
+//
+//   fiber::Pool pool({.processes = 8});
+//   std::vector<double> r = pool.map(rollout_one, seeds);       // ordered
+//   auto pending = pool.apply_async(rollout, 7ULL, 1000);      // fiber::AsyncResult<double>
+//   for (double y : pool.imap_unordered(rollout_one, seeds)) {} // as results arrive
+//
+// Functions passed to a pool must be registered with FIBER_TASK (or be a fiber::Task<Sig>).
+// Workers belong to the fiber::Runtime: a pool borrows them, and gives them back (parked) when
+// it is destroyed, so the next pool starts without spawning. Destroying a pool that still has
+// work terminates that work (its results fail with fiber::PoolClosed), as multiprocessing's
+// context manager does; call close() and join() first to let it finish.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "fiber/async_result.hpp"
+#include "fiber/detail/job.hpp"
+#include "fiber/errors.hpp"
+#include "fiber/result_stream.hpp"
+#include "fiber/task.hpp"
+
+namespace fiber {
+
+struct PoolOptions {
+  // Number of workers; 0 means one per processor slot the job has (the allocation's slots less
+  // the master's under a batch system, the cores of this machine otherwise).
+  int processes = 0;
+  // Run once on each worker before it takes this pool's tasks: fiber::call(f, args...).
+  std::optional<Call> initializer{};
+  // Items per chunk for map-like calls when the call does not say; 0 means automatic (chosen from
+  // measured task times, smaller toward the end of a call so that the tail is balanced).
+  std::size_t chunksize = 0;
+};
+
+namespace detail {
+
+class PoolHandle;  // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
+
+// Encodes each item of `items` with `encode_item` into one buffer with offsets.
+template <class Range, class EncodeItem>
+std::pair<Bytes, std::vector<std::uint64_t>> encode_items(const Range& items,
+                                                          EncodeItem encode_item) {
+  std::pair<Bytes, std::vector<std::uint64_t>> encoded;
+  auto& [bytes, offsets] = encoded;
+  if constexpr (std::ranges::sized_range<Range>) offsets.reserve(std::ranges::size(items) + 1);
+  offsets.push_back(0);
+  for (const auto& item : items) {
+    encode_item(bytes, item);
+    offsets.push_back(bytes.size());
+  }
+  return encoded;
+}
+
+}  // namespace detail
+
+class Pool {
+ public:
+  explicit Pool(PoolOptions options = {});
+  explicit Pool(int processes) : Pool(PoolOptions{.processes = processes}) {}
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // f applied to every item, results in item order. Throws the first failed item's error.
+  // For a task of several parameters each item is a tuple of them, as in starmap.
+  template <class F, class Range>
+  auto map(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return map_async(f, items, chunksize).get();
+  }
+
+  template <class F, class Range>
+  auto map_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    using R = detail::ResultOf<F>;
+    static_assert(!std::is_void_v<R>, "map needs a task that returns a value");
+    return AsyncResult<std::vector<R>>(submit_items<false>(f, items, chunksize),
+                                       &detail::decode_all<R>);
+  }
+
+  // f(*tuple) for every tuple (std::tuple or std::pair) of `items`, results in item order.
+  template <class F, class Range>
+  auto starmap(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return starmap_async(f, items, chunksize).get();
+  }
+
+  template <class F, class Range>
+  auto starmap_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    using R = detail::ResultOf<F>;
+    static_assert(!std::is_void_v<R>, "starmap needs a task that returns a value");
+    return AsyncResult<std::vector<R>>(submit_items<true>(f, items, chunksize),
+                                       &detail::decode_all<R>);
+  }
+
+  // Results in item order, each as soon as it and the ones before it are there.
+  template <class F, class Range>
+  ResultStream<detail::ResultOf<F>> imap(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return {submit_items<false>(f, items, chunksize),
+            ResultStream<detail::ResultOf<F>>::Order::submission};
+  }
+
+  // Results in the order they complete.
+  template <class F, class Range>
+  ResultStream<detail::ResultOf<F>> imap_unordered(const F& f, const Range& items,
+                                                   std::size_t chunksize = 0) {
+    return {submit_items<false>(f, items, chunksize),
+            ResultStream<detail::ResultOf<F>>::Order::completion};
+  }
+
+  template <class F, class... Args>
+  detail::ResultOf<F> apply(const F& f, Args&&... args) {
+    return apply_async(f, std::forward<Args>(args)...).get();
+  }
+
+  template <class F, class... Args>
+  AsyncResult<detail::ResultOf<F>> apply_async(const F& f, Args&&... args) {
+    using R = detail::ResultOf<F>;
+    Bytes arguments;
+    detail::encode_call<F>(arguments, std::forward<Args>(args)...);
+    std::vector<std::uint64_t> offsets{0, arguments.size()};
+    auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
+                                             std::move(offsets), 1);
+    submit(job);
+    return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
+  }
+
+  // No more calls; work already submitted goes on. Calls after close() throw fiber::PoolClosed.
+  void close();
+  // Waits until all submitted work is finished. Needs close() or terminate() first.
+  void join();
+  // Stops now: pending work fails with fiber::PoolClosed, workers go back to the runtime.
+  void terminate();
+
+  // Number of workers the pool has.
+  int size() const;
+  // Where the pool's workers run.
+  std::vector<WorkerInfo> workers() const;
+
+ private:
+  enum class State { running, closed, terminated };
+
+  // Star: each item is a tuple of the task's arguments. map and imap use it too for a task of
+  // several parameters (a one-parameter task always takes the item whole).
+  template <bool Star, class F, class Range>
+  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize) {
+    constexpr bool kUnpack = Star || std::tuple_size_v<detail::ParametersOf<F>> != 1;
+    auto [arguments, offsets] = detail::encode_items(items, [](Bytes& out, const auto& item) {
+      if constexpr (kUnpack) {
+        std::apply([&out](const auto&... args) { detail::encode_call<F>(out, args...); }, item);
+      } else {
+        detail::encode_call<F>(out, item);
+      }
+    });
+    auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
+                                             std::move(offsets),
+                                             chunksize ? chunksize : options_.chunksize);
+    submit(job);
+    return job;
+  }
+
+  void submit(const std::shared_ptr<detail::Job>& job);
+
+  PoolOptions options_;
+  std::shared_ptr<detail::PoolHandle> handle_;
+  State state_ = State::running;
+  std::vector<std::weak_ptr<detail::Job>> submitted_;
+};
+
+}  // namespace fiber

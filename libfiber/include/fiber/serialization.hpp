@@ -1,0 +1,129 @@
+// How task arguments and results become bytes.
+//
+// Numbers and enums are copied as raw bytes; everything else goes through a Boost.Serialization
+// binary archive, so any type Boost can serialize works: the standard containers below, and user
+// structs with a `serialize(Archive&, unsigned)` member or free function. Master and workers are
+// the same binary, so the binary format needs no portability.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <streambuf>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/array.hpp>
+#include <boost/serialization/deque.hpp>
+#include <boost/serialization/list.hpp>
+#include <boost/serialization/map.hpp>
+#include <boost/serialization/optional.hpp>
+#include <boost/serialization/set.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/unordered_map.hpp>
+#include <boost/serialization/unordered_set.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
+// Boost 1.74 has no serializer for std::tuple; this one writes the elements in order.
+namespace boost::serialization {
+template <class Archive, class... Ts>
+void serialize(Archive& archive, std::tuple<Ts...>& tuple, const unsigned int /*version*/) {
+  std::apply([&archive](auto&... element) { (archive & ... & element); }, tuple);
+}
+}  // namespace boost::serialization
+
+namespace fiber {
+
+using Bytes = std::vector<char>;
+
+namespace detail {
+
+// Appends what an archive writes to a byte vector.
+class AppendingStreambuf : public std::streambuf {
+ public:
+  explicit AppendingStreambuf(Bytes& out) : out_(out) {}
+
+ protected:
+  std::streamsize xsputn(const char* data, std::streamsize size) override {
+    out_.insert(out_.end(), data, data + size);
+    return size;
+  }
+  int_type overflow(int_type ch) override {
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) out_.push_back(static_cast<char>(ch));
+    return traits_type::not_eof(ch);
+  }
+
+ private:
+  Bytes& out_;
+};
+
+// Reads an archive from a span of bytes without copying it.
+class SpanStreambuf : public std::streambuf {
+ public:
+  explicit SpanStreambuf(std::span<const char> in) {
+    char* begin = const_cast<char*>(in.data());  // the get area is only read
+    setg(begin, begin, begin + in.size());
+  }
+};
+
+constexpr unsigned kArchiveFlags = boost::archive::no_header | boost::archive::no_codecvt;
+
+template <class T>
+constexpr bool kRawBytes = std::is_arithmetic_v<T> || std::is_enum_v<T>;
+
+template <class... Ts>
+constexpr bool kAllRawBytes = (kRawBytes<std::remove_cvref_t<Ts>> && ...);
+
+}  // namespace detail
+
+// Appends the encoding of `values` (in order) to `out`.
+template <class... Ts>
+void encode_into(Bytes& out, const Ts&... values) {
+  if constexpr (detail::kAllRawBytes<Ts...>) {
+    (
+        [&out](const auto& value) {
+          const auto* bytes = reinterpret_cast<const char*>(&value);
+          out.insert(out.end(), bytes, bytes + sizeof(value));
+        }(values),
+        ...);
+  } else {
+    detail::AppendingStreambuf buffer(out);
+    boost::archive::binary_oarchive archive(buffer, detail::kArchiveFlags);
+    (archive << ... << values);
+  }
+}
+
+// Decodes values of types Ts... (written by encode_into) from `in`, as a tuple.
+template <class... Ts>
+std::tuple<Ts...> decode_tuple(std::span<const char> in) {
+  std::tuple<Ts...> values;
+  if constexpr (detail::kAllRawBytes<Ts...>) {
+    if (in.size() != (sizeof(Ts) + ... + 0)) {
+      throw std::invalid_argument("fiber: argument bytes do not match the task's parameter types");
+    }
+    std::size_t offset = 0;
+    std::apply(
+        [&](auto&... value) {
+          ((std::memcpy(&value, in.data() + offset, sizeof(value)), offset += sizeof(value)), ...);
+        },
+        values);
+  } else {
+    detail::SpanStreambuf buffer(in);
+    boost::archive::binary_iarchive archive(buffer, detail::kArchiveFlags);
+    std::apply([&archive](auto&... value) { (archive >> ... >> value); }, values);
+  }
+  return values;
+}
+
+template <class T>
+T decode(std::span<const char> in) {
+  return std::get<0>(decode_tuple<T>(in));
+}
+
+}  // namespace fiber

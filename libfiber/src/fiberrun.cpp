@@ -1,0 +1,62 @@
+// fiberrun: mpirun with the settings this MPI stack needs, the same ones fiber::Runtime sets
+// (libfiber/src/launch_defaults.cpp). Arguments go to mpirun unchanged; without -n/-np/-c it
+// starts one process, the master, which spawns its workers.
+//
+//   fiberrun ./app --flag          # = mpirun -n 1 ./app --flag, with the defaults
+//   fiberrun -n 1 ./app
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "launch_defaults.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::fprintf(stderr,
+                 "usage: fiberrun [mpirun options] program [arguments]\n"
+                 "Runs mpirun with the settings fiber needs (UCX for spawned workers, recovery,\n"
+                 "yield when idle; oversubscription and loopback when local). Without -n it\n"
+                 "starts one process: the master, which spawns its workers.\n");
+    return argc < 2 ? 2 : 0;
+  }
+  fiber::detail::apply_launch_defaults();
+  std::vector<std::string> arguments{"mpirun"};
+  bool has_count = false;
+  int i = 1;
+  // mpirun's options come before the program: the first argument not starting with '-' that is
+  // not an option's value is the program. Only the count options matter here.
+  for (; i < argc && argv[i][0] == '-'; ++i) {
+    std::string option = argv[i];
+    arguments.push_back(option);
+    if (option == "-n" || option == "-np" || option == "-c" || option == "--n" ||
+        option == "--np") {
+      has_count = true;
+    }
+    bool takes_value = option == "-n" || option == "-np" || option == "-c" || option == "--n" ||
+                       option == "--np" || option == "--mca" || option == "-mca" ||
+                       option == "-x" || option == "--host" || option == "-H" ||
+                       option == "--hostfile" || option == "--map-by" || option == "--bind-to";
+    if (takes_value && i + 1 < argc) {
+      arguments.push_back(argv[++i]);
+      if (option == "--mca" || option == "-mca") {
+        if (i + 1 < argc) arguments.push_back(argv[++i]);
+      }
+    }
+  }
+  if (!has_count) {
+    arguments.push_back("-n");
+    arguments.push_back("1");
+  }
+  for (; i < argc; ++i) arguments.push_back(argv[i]);
+  std::vector<char*> exec_argv;
+  for (auto& argument : arguments) exec_argv.push_back(argument.data());
+  exec_argv.push_back(nullptr);
+  execvp("mpirun", exec_argv.data());
+  std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
+               std::strerror(errno));
+  return 127;
+}

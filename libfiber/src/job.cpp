@@ -1,0 +1,110 @@
+#include "fiber/detail/job.hpp"
+
+#include <utility>
+
+namespace fiber::detail {
+
+Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
+         std::size_t chunksize)
+    : task_(std::move(task)),
+      arguments_(std::move(arguments)),
+      offsets_(std::move(offsets)),
+      chunksize_(chunksize),
+      outcomes_(offsets_.size() - 1) {}
+
+std::span<const char> Job::arguments(std::size_t first, std::size_t count) const {
+  return std::span<const char>(arguments_)
+      .subspan(offsets_[first], offsets_[first + count] - offsets_[first]);
+}
+
+std::span<const std::uint64_t> Job::offsets(std::size_t first, std::size_t count) const {
+  return std::span<const std::uint64_t>(offsets_).subspan(first, count + 1);
+}
+
+void Job::store(std::size_t first, std::vector<ItemResult> results,
+                std::shared_ptr<const Bytes> payload) {
+  std::lock_guard lock(mutex_);
+  payloads_.push_back(payload);
+  bool wake = waiters_ > 1;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    Outcome& outcome = outcomes_[first + i];
+    if (outcome.set) continue;
+    auto& result = results[i];
+    outcome = {payload.get(), result.offset, result.size, std::move(result.error), true};
+    completion_order_.push_back(first + i);
+    ++completed_;
+    if (wake_at_item_ == first + i) wake = true;
+  }
+  if (waiters_ == 1 && completed_ >= wake_at_completed_) wake = true;
+  if (wake) changed_.notify_all();
+}
+
+void Job::fail_pending(const std::exception_ptr& error) {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+    if (outcomes_[i].set) continue;
+    outcomes_[i].error = error;
+    outcomes_[i].set = true;
+    completion_order_.push_back(i);
+    ++completed_;
+  }
+  changed_.notify_all();
+}
+
+bool Job::done() const {
+  std::lock_guard lock(mutex_);
+  return completed_ == outcomes_.size();
+}
+
+bool Job::wait_until(std::unique_lock<std::mutex>& lock,
+                     std::optional<Clock::time_point> deadline, const auto& ready) {
+  ++waiters_;
+  bool ok = true;
+  if (deadline) {
+    ok = changed_.wait_until(lock, *deadline, ready);
+  } else {
+    changed_.wait(lock, ready);
+  }
+  --waiters_;
+  wake_at_item_.reset();
+  wake_at_completed_ = 0;
+  return ok;
+}
+
+bool Job::wait_all(std::optional<Clock::time_point> deadline) {
+  std::unique_lock lock(mutex_);
+  wake_at_completed_ = outcomes_.size();
+  return wait_until(lock, deadline, [this] { return completed_ == outcomes_.size(); });
+}
+
+bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
+  std::unique_lock lock(mutex_);
+  wake_at_item_ = index;
+  wake_at_completed_ = outcomes_.size();  // or when everything is done
+  return wait_until(lock, deadline, [this, index] { return outcomes_[index].set; });
+}
+
+std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
+                                                    std::optional<Clock::time_point> deadline) {
+  std::unique_lock lock(mutex_);
+  wake_at_completed_ = already_taken + 1;
+  if (!wait_until(lock, deadline,
+                  [this, already_taken] { return completion_order_.size() > already_taken; })) {
+    return std::nullopt;
+  }
+  return completion_order_[already_taken];
+}
+
+std::span<const char> Job::result(std::size_t index) const {
+  std::lock_guard lock(mutex_);
+  const Outcome& outcome = outcomes_[index];
+  if (outcome.error) std::rethrow_exception(outcome.error);
+  return std::span<const char>(*outcome.payload).subspan(outcome.offset, outcome.size);
+}
+
+bool Job::succeeded(std::size_t index) const {
+  std::lock_guard lock(mutex_);
+  return outcomes_[index].set && !outcomes_[index].error;
+}
+
+}  // namespace fiber::detail

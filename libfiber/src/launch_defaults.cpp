@@ -1,0 +1,55 @@
+#include "launch_defaults.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace fiber::detail {
+namespace {
+
+const char* env(const char* name) { return std::getenv(name); }
+
+void set_default(const char* name, const char* value) { setenv(name, value, /*overwrite=*/0); }
+
+// "1"/"0" from an environment variable, or `otherwise`.
+bool env_flag(const char* name, bool otherwise) {
+  const char* value = env(name);
+  if (!value || !*value) return otherwise;
+  return std::string(value) != "0";
+}
+
+}  // namespace
+
+bool runs_locally() {
+  bool under_batch_system = env("SLURM_JOB_ID") || env("PBS_JOBID") || env("LSB_JOBID") ||
+                            env("FLUX_JOB_ID") || env("COBALT_JOBID");
+  bool has_hostfile = env("OMPI_MCA_orte_default_hostfile") != nullptr;
+  return env_flag("FIBER_LOCAL", !under_batch_system && !has_hostfile);
+}
+
+bool oversubscription_allowed() { return env_flag("FIBER_OVERSUBSCRIBE", runs_locally()); }
+
+void apply_launch_defaults() {
+  if (geteuid() == 0) {  // containers and CI run as root; mpirun refuses it otherwise (fact 1)
+    set_default("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    set_default("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+  }
+  // Spawned processes reach each other over TCP unless UCX is used, with all three settings
+  // (facts 4, 15). Left alone if the user chose another PML.
+  const char* pml = env("OMPI_MCA_pml");
+  if (!pml || std::string(pml) == "ucx") {
+    set_default("OMPI_MCA_pml", "ucx");
+    set_default("OMPI_MCA_pml_ucx_tls", "any");
+    set_default("OMPI_MCA_pml_ucx_devices", "any");
+  }
+  set_default("OMPI_MCA_mpi_yield_when_idle", "1");  // fact 3
+  set_default("OMPI_MCA_orte_enable_recovery", "1");  // a dead worker must not kill the job (7)
+  if (oversubscription_allowed()) set_default("OMPI_MCA_rmaps_base_oversubscribe", "1");
+  if (runs_locally()) {  // keep local traffic on loopback (fact 14); a cluster's site decides
+    if (!env("OMPI_MCA_btl_tcp_if_exclude")) set_default("OMPI_MCA_btl_tcp_if_include", "lo");
+    if (!env("OMPI_MCA_oob_tcp_if_exclude")) set_default("OMPI_MCA_oob_tcp_if_include", "lo");
+  }
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,124 @@
+#include "protocol.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "fiber/errors.hpp"
+#include "mpi/error.hpp"
+
+namespace fiber::detail {
+
+void append_string(Bytes& out, std::string_view text) {
+  append_raw(out, static_cast<std::uint32_t>(text.size()));
+  out.insert(out.end(), text.begin(), text.end());
+}
+
+std::span<const char> BodyReader::take(std::size_t size) {
+  if (body_.size() - position_ < size) throw Error("fiber: a protocol message was cut short");
+  auto part = body_.subspan(position_, size);
+  position_ += size;
+  return part;
+}
+
+std::string BodyReader::string() {
+  auto size = raw<std::uint32_t>();
+  auto text = take(size);
+  return std::string(text.begin(), text.end());
+}
+
+Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kEagerBytes) {}
+
+void Channel::post_receive(MPI_Request* request) {
+  if (large_) {
+    std::size_t piece = std::min(kPieceBytes, large_->body_size - large_received_);
+    mpi::check(MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE,
+                         0, kBodyTag, comm_, request),
+               "MPI_Irecv");
+  } else {
+    mpi::check(MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, 0, kHeaderTag,
+                         comm_, request),
+               "MPI_Irecv");
+  }
+}
+
+std::optional<Message> Channel::on_received(const MPI_Status& status, MPI_Request* request) {
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (large_) {
+    large_received_ += static_cast<std::size_t>(count);
+    if (large_received_ < large_->body_size) {
+      post_receive(request);
+      return std::nullopt;
+    }
+    Message message{large_->kind, std::move(large_body_)};
+    large_.reset();
+    large_body_ = Bytes();
+    large_received_ = 0;
+    return message;
+  }
+  if (static_cast<std::size_t>(count) < sizeof(MessageHeader)) {
+    throw Error("fiber: received a message without a header");
+  }
+  MessageHeader header;
+  std::memcpy(&header, eager_.data(), sizeof header);
+  if (header.body_follows) {
+    large_ = header;
+    large_body_.resize(header.body_size);
+    large_received_ = 0;
+    post_receive(request);
+    return std::nullopt;
+  }
+  const char* body = eager_.data() + sizeof header;
+  return Message{header.kind, Bytes(body, body + (count - sizeof header))};
+}
+
+void Channel::start_send(const char* data, std::size_t size, int tag,
+                         std::shared_ptr<const Bytes> buffer,
+                         std::shared_ptr<const void> keep_alive) {
+  PendingSend pending{MPI_REQUEST_NULL, std::move(buffer), std::move(keep_alive)};
+  mpi::check(MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, &pending.request),
+             "MPI_Isend");
+  int done = 0;
+  MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+  if (!done) sends_.push_back(std::move(pending));
+}
+
+void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>> parts,
+                   std::shared_ptr<const void> keep_alive) {
+  std::size_t body_size = 0;
+  for (auto part : parts) body_size += part.size();
+  MessageHeader header{kind, body_size > kEagerBytes ? 1u : 0u, body_size};
+
+  auto first = std::make_shared<Bytes>();
+  append_raw(*first, header);
+  if (!header.body_follows) {
+    first->reserve(sizeof header + body_size);
+    for (auto part : parts) first->insert(first->end(), part.begin(), part.end());
+    start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
+    return;
+  }
+  start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
+  for (auto part : parts) {
+    for (std::size_t offset = 0; offset < part.size(); offset += kPieceBytes) {
+      std::size_t piece = std::min(kPieceBytes, part.size() - offset);
+      start_send(part.data() + offset, piece, kBodyTag, nullptr, keep_alive);
+    }
+  }
+}
+
+bool Channel::progress_sends() {
+  while (!sends_.empty()) {
+    int done = 0;
+    MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done) return false;
+    sends_.pop_front();
+  }
+  return true;
+}
+
+void Channel::wait_sends() {
+  for (auto& pending : sends_) MPI_Wait(&pending.request, MPI_STATUS_IGNORE);
+  sends_.clear();
+}
+
+}  // namespace fiber::detail

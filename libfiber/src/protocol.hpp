@@ -1,0 +1,141 @@
+// The messages between the master and a worker, and a Channel that sends and receives them over
+// one intercommunicator.
+//
+// A message is a MessageHeader followed by a body. A message of up to kEagerBytes travels as one
+// MPI message on kHeaderTag; a larger one sends the header alone (body_follows set) and then the
+// body on kBodyTag in pieces of at most kPieceBytes (MPI counts are ints), which the receiver
+// gathers into one buffer. Every Run gets exactly one Result.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fiber/serialization.hpp"
+
+namespace fiber::detail {
+
+enum class MessageKind : std::uint32_t {
+  hello = 1,  // worker -> master: pid, host
+  welcome,    // master -> worker: the worker's id
+  run,        // master -> worker: one chunk of a job
+  result,     // worker -> master: the outcome of one chunk
+  drop,       // master -> worker: answer queued chunks as cancelled (pool terminated)
+  shutdown,   // master -> worker: disconnect and exit
+};
+
+struct MessageHeader {
+  MessageKind kind;
+  std::uint32_t body_follows;
+  std::uint64_t body_size;
+};
+
+// Body of a run message: RunHeader, task name, count + 1 item offsets (relative to the first
+// item), the items' bytes.
+struct RunHeader {
+  std::uint64_t chunk_id;
+  std::uint32_t name_size;
+  std::uint32_t count;
+};
+
+// Body of a result message: ResultHeader, count ItemStatus, the items' bytes back to back.
+// A failed item's bytes are its error: u32 size + type name, u32 size + message.
+struct ResultHeader {
+  std::uint64_t chunk_id;
+  std::uint32_t count;
+  std::uint32_t cancelled;  // the chunk was dropped unrun
+  std::uint64_t elapsed_ns;  // time spent running the chunk's items
+};
+
+struct ItemStatus {
+  std::uint64_t size;
+  std::uint64_t ok;
+};
+
+inline constexpr int kHeaderTag = 1;
+inline constexpr int kBodyTag = 2;
+inline constexpr std::size_t kEagerBytes = 64 * 1024;
+inline constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
+
+struct Message {
+  MessageKind kind;
+  Bytes body;
+};
+
+// Appends a trivially copyable value's bytes.
+template <class T>
+void append_raw(Bytes& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const char*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof(T));
+}
+
+void append_string(Bytes& out, std::string_view text);
+
+// Reads values front to back out of a message body; throws fiber::Error on a short body.
+class BodyReader {
+ public:
+  explicit BodyReader(std::span<const char> body) : body_(body) {}
+  template <class T>
+  T raw() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)).data(), sizeof(T));
+    return value;
+  }
+  std::string string();
+  std::span<const char> take(std::size_t size);
+  std::size_t position() const { return position_; }
+
+ private:
+  std::span<const char> body_;
+  std::size_t position_ = 0;
+};
+
+// One peer over an intercommunicator whose remote group has the peer as rank 0.
+class Channel {
+ public:
+  explicit Channel(MPI_Comm comm);
+  Channel(Channel&&) = default;
+
+  MPI_Comm comm() const { return comm_; }
+
+  // Receiving, one message at a time. The caller owns the request (so that a master can test
+  // the requests of all its workers in one MPI_Testsome): post_receive() posts into it, and when
+  // it completes, on_received() returns the message, or nothing if more of a large body is due
+  // (in which case it posted the next receive into the same request).
+  void post_receive(MPI_Request* request);
+  std::optional<Message> on_received(const MPI_Status& status, MPI_Request* request);
+
+  // Sends a message whose body is `parts` back to back. `keep_alive` owns memory the parts point
+  // into, for a large body sent without a copy.
+  void send(MessageKind kind, std::initializer_list<std::span<const char>> parts,
+            std::shared_ptr<const void> keep_alive = nullptr);
+  void send(MessageKind kind) { send(kind, {}); }
+  // Completes what it can of the sends in flight; true if none is left.
+  bool progress_sends();
+  void wait_sends();
+
+ private:
+  struct PendingSend {
+    MPI_Request request;
+    std::shared_ptr<const Bytes> buffer;
+    std::shared_ptr<const void> keep_alive;
+  };
+  void start_send(const char* data, std::size_t size, int tag, std::shared_ptr<const Bytes> buffer,
+                  std::shared_ptr<const void> keep_alive);
+
+  MPI_Comm comm_;
+  std::vector<char> eager_;
+  std::optional<MessageHeader> large_;  // header of a large body being received
+  Bytes large_body_;
+  std::size_t large_received_ = 0;
+  std::deque<PendingSend> sends_;
+};
+
+}  // namespace fiber::detail

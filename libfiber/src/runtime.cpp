@@ -1,0 +1,81 @@
+#include "fiber/runtime.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "launch_defaults.hpp"
+#include "mpi/error.hpp"
+#include "runtime_state.hpp"
+#include "worker.hpp"
+
+namespace fiber {
+namespace {
+
+detail::RuntimeState* live_state = nullptr;
+
+int slots_for_workers() {
+  if (detail::runs_locally()) {
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  int* universe = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found);
+  int world = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  return found && universe && *universe > world ? *universe - world : 1;
+}
+
+}  // namespace
+
+namespace detail {
+RuntimeState& runtime_state() {
+  if (!live_state) {
+    throw Error("fiber: no fiber::Runtime is live; construct one first in main");
+  }
+  return *live_state;
+}
+}  // namespace detail
+
+Runtime::Runtime(int argc, char** argv) {
+  if (live_state) throw Error("fiber: a fiber::Runtime already exists in this process");
+  detail::apply_launch_defaults();
+  int provided = 0;
+  // The dispatcher thread makes every MPI call between these two, never at the same time as the
+  // main thread: MPI_THREAD_SERIALIZED is enough.
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) detail::serve_as_worker(parent);  // does not return
+
+  if (provided < MPI_THREAD_SERIALIZED) {
+    std::fprintf(stderr, "fiber: this MPI library does not support MPI_THREAD_SERIALIZED\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  detail::this_process();  // the master's host and pid, read before the dispatcher starts
+  std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
+  live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
+                                        slots_for_workers()};
+}
+
+Runtime::~Runtime() {
+  live_state->dispatcher.reset();  // shuts the workers down
+  delete live_state;
+  live_state = nullptr;
+  MPI_Finalize();
+}
+
+int Runtime::worker_count() const { return live_state->dispatcher->worker_count(); }
+
+int Runtime::default_pool_size() const { return live_state->default_pool_size; }
+
+const WorkerInfo& this_worker() { return detail::this_process(); }
+
+}  // namespace fiber

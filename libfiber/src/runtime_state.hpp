@@ -1,0 +1,18 @@
+// The one live fiber::Runtime of the master process, for the pools to reach its dispatcher.
+#pragma once
+
+#include <memory>
+
+#include "dispatcher.hpp"
+
+namespace fiber::detail {
+
+struct RuntimeState {
+  std::unique_ptr<Dispatcher> dispatcher;
+  int default_pool_size = 1;
+};
+
+// Throws fiber::Error if no Runtime is live in this process.
+RuntimeState& runtime_state();
+
+}  // namespace fiber::detail

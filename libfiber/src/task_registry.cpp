@@ -1,0 +1,62 @@
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "fiber/task.hpp"
+
+namespace fiber::detail {
+namespace {
+
+struct Registry {
+  std::mutex mutex;  // register_task may run while the dispatcher looks names up
+  std::unordered_map<std::string, Invoker> by_name;
+  std::unordered_map<const void*, std::string> by_address;
+};
+
+// A function-local static: registrars run during static initialization, in any order.
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+}  // namespace
+
+TaskRegistrar::TaskRegistrar(std::string_view name, const void* function, Invoker invoker) {
+  auto& tasks = registry();
+  std::lock_guard lock(tasks.mutex);
+  auto [it, inserted] = tasks.by_name.emplace(std::string(name), invoker);
+  if (!inserted && it->second != invoker) {
+    std::fprintf(stderr, "fiber: two different tasks are registered as '%.*s'; rename one\n",
+                 static_cast<int>(name.size()), name.data());
+    std::abort();
+  }
+  tasks.by_address.emplace(function, std::string(name));
+}
+
+const Invoker* find_invoker(std::string_view name) {
+  auto& tasks = registry();
+  std::lock_guard lock(tasks.mutex);
+  auto it = tasks.by_name.find(std::string(name));
+  return it == tasks.by_name.end() ? nullptr : &it->second;
+}
+
+const std::string& task_name_of(const void* function) {
+  auto& tasks = registry();
+  std::lock_guard lock(tasks.mutex);
+  auto it = tasks.by_address.find(function);
+  if (it != tasks.by_address.end()) return it->second;
+  Dl_info symbol{};
+  std::string what = dladdr(function, &symbol) && symbol.dli_sname
+                         ? fmt::format("function '{}'", symbol.dli_sname)
+                         : fmt::format("the function at {}", fmt::ptr(function));
+  throw std::invalid_argument(fmt::format(
+      "fiber: {} is not a registered task; add FIBER_TASK(name) after its definition", what));
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,15 @@
+// The worker side: what a spawned process does inside fiber::Runtime's constructor.
+#pragma once
+
+#include <mpi.h>
+
+#include "fiber/errors.hpp"
+
+namespace fiber::detail {
+
+WorkerInfo& this_process();
+
+// Serves tasks from the master until it says shutdown, then finalizes MPI and exits the process.
+[[noreturn]] void serve_as_worker(MPI_Comm parent);
+
+}  // namespace fiber::detail

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian packages fiber needs, or, when not root, names the missing ones.
+#
+#   scripts/setup.sh            packages to build, test and run fiber
+#
+# Both README commands (scripts/run.sh, scripts/test.sh) call this first. It is idempotent and
+# quiet when everything is present. On a cluster login node (not root) it prints the apt-get line
+# to hand to an administrator, or the environment modules to load instead, and fails.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake pkg-config
+  # MPI and messages (PLATFORM.md: Open MPI 4.1 with UCX, Boost 1.74)
+  openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev
+  # command line, logging
+  libcli11-dev libspdlog-dev libfmt-dev
+  # tests and micro-benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # simulated nodes for tests (unshare), the Python peer in the throughput benchmark
+  util-linux python3
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "fiber setup: missing Debian packages: ${missing[*]}" >&2
+  echo "fiber setup: install them with: sudo apt-get install -y ${missing[*]}" >&2
+  echo "fiber setup: (on a cluster, load your site's Open MPI, Boost and CMake modules instead)" >&2
+  exit 1
+fi
+
+echo "fiber setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "fiber setup: done"
