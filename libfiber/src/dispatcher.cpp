@@ -233,14 +233,15 @@ std::size_t Dispatcher::chunk_size(const PoolHandle& pool, const Job& job) const
 }
 
 std::size_t Dispatcher::in_flight_limit(const Job& job, std::size_t chunk) const {
-  // One chunk queued behind the running one hides the round trip; chunks far shorter than a
-  // round trip need a deeper pipeline.
+  // A chunk queued behind the running one hides the round trip, but a worker must never hold
+  // work that another could start: only short chunks (measured) are queued, and the shorter they
+  // are, the deeper the pipeline. Long ones go one at a time, the round trip small beside them.
   auto timing = timings_.find(job.task());
-  if (timing != timings_.end() && timing->second.measured &&
-      timing->second.seconds_per_item * static_cast<double>(chunk) < 50e-6) {
-    return 8;
-  }
-  return 2;
+  if (timing == timings_.end() || !timing->second.measured) return 1;
+  double chunk_seconds = timing->second.seconds_per_item * static_cast<double>(chunk);
+  if (chunk_seconds < 50e-6) return 8;
+  if (chunk_seconds < 2e-3) return 2;
+  return 1;
 }
 
 bool Dispatcher::dispatch() {
@@ -254,7 +255,10 @@ bool Dispatcher::dispatch() {
         while (!pool->queue.empty()) {
           auto& job = pool->queue.front();
           std::size_t count = chunk_size(*pool, *job);
-          std::size_t limit = pass == 0 ? 1 : in_flight_limit(*job, count);
+          // Prefetch only for a worker that answered just now: one stuck in a long item must
+          // not collect work that another could start.
+          bool answering = Clock::now() - worker.last_result < 1ms;
+          std::size_t limit = pass == 0 || !answering ? 1 : in_flight_limit(*job, count);
           if (worker.in_flight.size() >= limit) break;
           std::size_t first = job->next_unsent;
           job->next_unsent += count;
@@ -312,6 +316,7 @@ void Dispatcher::on_result(Worker& worker, Message message) {
   }
   InFlight done = std::move(*chunk);
   worker.in_flight.erase(chunk);
+  worker.last_result = Clock::now();
   if (header.cancelled) return;  // its items were failed when the pool was terminated
 
   if (header.count > 0) {

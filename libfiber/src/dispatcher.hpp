@@ -61,6 +61,7 @@ class Dispatcher {
     WorkerInfo info;
     PoolHandle* pool = nullptr;
     std::deque<InFlight> in_flight;
+    Clock::time_point last_result{};  // when it last answered: a busy worker gets no prefetch
   };
   // Mean time per item of each task, measured on the workers, for chunk sizes and prefetch.
   struct TaskTiming {

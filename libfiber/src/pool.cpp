@@ -48,7 +48,12 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
     throw PoolClosed(state_ == State::closed ? "fiber: the pool is closed"
                                              : "fiber: the pool was terminated");
   }
-  std::erase_if(submitted_, [](const auto& weak) { return weak.expired(); });
+  // Drop finished jobs from the front: amortized O(1) per call, even for 100,000 apply_async.
+  while (!submitted_.empty()) {
+    auto front = submitted_.front().lock();
+    if (front && !front->done()) break;
+    submitted_.pop_front();
+  }
   submitted_.push_back(job);
   detail::runtime_state().dispatcher->submit(handle_, job);
 }

@@ -89,20 +89,27 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
   for (auto part : parts) body_size += part.size();
   MessageHeader header{kind, body_size > kEagerBytes ? 1u : 0u, body_size};
 
-  auto first = std::make_shared<Bytes>();
-  append_raw(*first, header);
+  // The header, and the body too when it is small: one MPI message.
+  auto first = std::make_shared<Bytes>(sizeof header + (header.body_follows ? 0 : body_size));
+  std::memcpy(first->data(), &header, sizeof header);
   if (!header.body_follows) {
-    first->reserve(sizeof header + body_size);
-    for (auto part : parts) first->insert(first->end(), part.begin(), part.end());
+    char* out = first->data() + sizeof header;
+    for (auto part : parts) out = std::copy(part.begin(), part.end(), out);
     start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
     return;
   }
   start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
-  for (auto part : parts) {
-    for (std::size_t offset = 0; offset < part.size(); offset += kPieceBytes) {
-      std::size_t piece = std::min(kPieceBytes, part.size() - offset);
-      start_send(part.data() + offset, piece, kBodyTag, nullptr, keep_alive);
-    }
+  // A large body: every part but the last is copied into one message (they are small headers);
+  // the last, the bulk, is sent in place and kept alive by `keep_alive`.
+  auto prefix = std::make_shared<Bytes>();
+  for (auto part = parts.begin(); part + 1 < parts.end(); ++part) {
+    prefix->insert(prefix->end(), part->begin(), part->end());
+  }
+  if (!prefix->empty()) start_send(prefix->data(), prefix->size(), kBodyTag, prefix, nullptr);
+  auto bulk = parts.size() > 0 ? *(parts.end() - 1) : std::span<const char>();
+  for (std::size_t offset = 0; offset < bulk.size(); offset += kPieceBytes) {
+    std::size_t piece = std::min(kPieceBytes, bulk.size() - offset);
+    start_send(bulk.data() + offset, piece, kBodyTag, nullptr, keep_alive);
   }
 }
 

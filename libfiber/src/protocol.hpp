@@ -112,8 +112,8 @@ class Channel {
   void post_receive(MPI_Request* request);
   std::optional<Message> on_received(const MPI_Status& status, MPI_Request* request);
 
-  // Sends a message whose body is `parts` back to back. `keep_alive` owns memory the parts point
-  // into, for a large body sent without a copy.
+  // Sends a message whose body is `parts` back to back. Everything is copied, except the last
+  // part of a large body, which is sent in place: `keep_alive` must own the memory it points to.
   void send(MessageKind kind, std::initializer_list<std::span<const char>> parts,
             std::shared_ptr<const void> keep_alive = nullptr);
   void send(MessageKind kind) { send(kind, {}); }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -169,7 +170,7 @@ class Pool {
   PoolOptions options_;
   std::shared_ptr<detail::PoolHandle> handle_;
   State state_ = State::running;
-  std::vector<std::weak_ptr<detail::Job>> submitted_;
+  std::deque<std::weak_ptr<detail::Job>> submitted_;  // for join(); finished ones pruned
 };
 
 }  // namespace fiber

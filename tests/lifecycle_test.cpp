@@ -1,0 +1,83 @@
+// Workers belong to the runtime: pools borrow and return them, initializers run per worker.
+#include <fiber/fiber.hpp>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "support/tasks.hpp"
+
+namespace {
+int offset = 0;  // set by the initializer, in each worker
+}
+
+void set_offset(int value) { offset = value; }
+FIBER_TASK(set_offset);
+
+int plus_offset(int x) { return x + offset; }
+FIBER_TASK(plus_offset);
+
+namespace {
+
+using fiber_test::square;
+using fiber_test::worker_pid;
+
+TEST(Lifecycle, FiftyPoolsInARowReuseTheSameWorkers) {
+  std::set<long> pids;
+  for (int round = 0; round < 50; ++round) {
+    fiber::Pool pool({.processes = 1 + round % 3});
+    EXPECT_EQ(pool.size(), 1 + round % 3);
+    auto results = pool.map(square, std::vector<int>{1, 2, 3, 4});
+    ASSERT_EQ(results, (std::vector<int>{1, 4, 9, 16})) << "round " << round;
+    for (long pid : pool.map(worker_pid, std::vector<int>(6))) pids.insert(pid);
+  }
+  EXPECT_LE(pids.size(), 3u);  // never more processes than the largest pool
+}
+
+TEST(Lifecycle, TwoPoolsAtOnceHaveDistinctWorkers) {
+  fiber::Pool first({.processes = 2});
+  fiber::Pool second({.processes = 2});
+  std::set<long> first_pids, second_pids;
+  for (const auto& worker : first.workers()) first_pids.insert(worker.pid);
+  for (const auto& worker : second.workers()) second_pids.insert(worker.pid);
+  EXPECT_EQ(first_pids.size(), 2u);
+  EXPECT_EQ(second_pids.size(), 2u);
+  for (long pid : first_pids) EXPECT_EQ(second_pids.count(pid), 0u);
+  auto a = first.map_async(square, std::vector<int>(1000, 3));
+  auto b = second.map_async(square, std::vector<int>(1000, 4));
+  EXPECT_EQ(a.get(), std::vector<int>(1000, 9));
+  EXPECT_EQ(b.get(), std::vector<int>(1000, 16));
+}
+
+TEST(Lifecycle, InitializerRunsOnEveryWorkerBeforeTasks) {
+  {
+    fiber::Pool pool({.processes = 2, .initializer = fiber::call(set_offset, 1000)});
+    auto results = pool.map(plus_offset, std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}, 1);
+    EXPECT_EQ(results, (std::vector<int>{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}));
+  }
+  // The next pool reuses the workers and runs its own initializer.
+  fiber::Pool pool({.processes = 2, .initializer = fiber::call(set_offset, -5)});
+  EXPECT_EQ(pool.map(plus_offset, std::vector<int>{10, 20, 30}, 1), (std::vector<int>{5, 15, 25}));
+}
+
+int fail_initializer(int) { throw std::runtime_error("no simulator licence"); }
+FIBER_TASK(fail_initializer);
+
+TEST(Lifecycle, FailingInitializerFailsThePoolConstruction) {
+  try {
+    fiber::Pool pool({.processes = 1, .initializer = fiber::call(fail_initializer, 0)});
+    ADD_FAILURE() << "the pool started despite its initializer";
+  } catch (const fiber::TaskError& error) {
+    EXPECT_EQ(error.message(), "no simulator licence");
+  }
+  fiber::Pool pool({.processes = 1});  // its worker is free again
+  EXPECT_EQ(pool.apply(square, 3), 9);
+}
+
+TEST(Lifecycle, MasterKnowsItIsNotAWorker) {
+  EXPECT_EQ(fiber::this_worker().id, -1);
+  fiber::Pool pool({.processes = 1});
+  EXPECT_GE(pool.workers().at(0).id, 0);
+}
+
+}  // namespace
