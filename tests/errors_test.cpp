@@ -1,8 +1,8 @@
 // A task that throws, an unknown task, a closed or terminated pool: clear errors, and the pool
 // keeps working.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <fiber/fiber.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -20,11 +20,16 @@ struct SimulatorDiverged : std::runtime_error {
 
 int fail_with(int kind) {
   switch (kind) {
-    case 0: throw std::runtime_error("plain runtime error");
-    case 1: throw std::invalid_argument("bad argument 17");
-    case 2: throw SimulatorDiverged("state became NaN at step 3");
-    case 3: throw 42;
-    default: return kind;
+    case 0:
+      throw std::runtime_error("plain runtime error");
+    case 1:
+      throw std::invalid_argument("bad argument 17");
+    case 2:
+      throw SimulatorDiverged("state became NaN at step 3");
+    case 3:
+      throw 42;
+    default:
+      return kind;
   }
 }
 FIBER_TASK(fail_with);
@@ -43,10 +48,11 @@ TEST(TaskErrors, CarryTypeMessageAndWorker) {
     std::string type;
     std::string message;
   };
-  std::vector<Case> cases{{0, "std::runtime_error", "plain runtime error"},
-                          {1, "std::invalid_argument", "bad argument 17"},
-                          {2, "(anonymous namespace)::SimulatorDiverged", "state became NaN at step 3"},
-                          {3, "int", "(not a std::exception)"}};
+  std::vector<Case> cases{
+      {0, "std::runtime_error", "plain runtime error"},
+      {1, "std::invalid_argument", "bad argument 17"},
+      {2, "(anonymous namespace)::SimulatorDiverged", "state became NaN at step 3"},
+      {3, "int", "(not a std::exception)"}};
   auto worker = pool.workers().at(0);
   for (const auto& c : cases) {
     try {

@@ -1,6 +1,6 @@
 // Workers belong to the runtime: pools borrow and return them, initializers run per worker.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
+#include <fiber/fiber.hpp>
 
 #include <set>
 #include <vector>

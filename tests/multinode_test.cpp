@@ -1,7 +1,7 @@
 // A pool on simulated nodes (tests/multinode/run.sh starts this under mpirun with a fake rsh
 // launcher that gives each node its own hostname): workers land on more than one node.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
+#include <fiber/fiber.hpp>
 
 #include <set>
 #include <string>

@@ -1,6 +1,6 @@
 // Every Pool method on 0, 1 and 100,000 items: results, order, exactly once.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
+#include <fiber/fiber.hpp>
 
 #include <algorithm>
 #include <chrono>

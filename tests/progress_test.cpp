@@ -1,6 +1,6 @@
 // Work goes on while the master computes: the dispatcher does not need the caller in a pool call.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
+#include <fiber/fiber.hpp>
 
 #include <chrono>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Argument and result types: numbers, strings, containers, tuples, user structs, 100 MB.
-#include <fiber/fiber.hpp>
 #include <gtest/gtest.h>
+#include <fiber/fiber.hpp>
 
 #include <cstdint>
 #include <map>
@@ -19,7 +19,7 @@ struct Trajectory {
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
-    archive & environment & rewards & info & steps;
+    archive& environment& rewards& info& steps;
   }
   bool operator==(const Trajectory&) const = default;
 };
@@ -58,7 +58,8 @@ namespace {
 TEST(Serialization, UserStructRoundTrip) {
   fiber::Pool pool({.processes = 1});
   Trajectory in{"CartPole-v1", {1.f, 2.f}, {{"seed", 3.0}}, 7};
-  Trajectory expected{"CartPole-v1-extended", {1.f, 2.f, 5.f}, {{"seed", 3.0}, {"extended", 1.0}}, 12};
+  Trajectory expected{
+      "CartPole-v1-extended", {1.f, 2.f, 5.f}, {{"seed", 3.0}, {"extended", 1.0}}, 12};
   EXPECT_EQ(pool.apply(extend, in, 5), expected);
   auto many = pool.map(extend, std::vector<std::tuple<Trajectory, int>>(50, {in, 5}));
   EXPECT_EQ(many, std::vector<Trajectory>(50, expected));

@@ -85,9 +85,10 @@ int main(int argc, char** argv) {
     }
   }
   double estimate = 4.0 * static_cast<double>(inside) / static_cast<double>(tasks * samples);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf("pi = %.6f (error %.2e) from %llu samples in %.2f s\n", estimate,
-              std::abs(estimate - std::numbers::pi), static_cast<unsigned long long>(tasks * samples),
-              seconds);
+              std::abs(estimate - std::numbers::pi),
+              static_cast<unsigned long long>(tasks * samples), seconds);
   return 0;
 }

@@ -189,8 +189,9 @@ int Dispatcher::spawn_worker() {
       continue;
     }
     if (Clock::now() > deadline) {
-      throw SpawnError(fmt::format("fiber: worker {} started but did not report within {} s", id,
-                                   std::chrono::duration_cast<std::chrono::seconds>(kHelloTimeout).count()));
+      throw SpawnError(
+          fmt::format("fiber: worker {} started but did not report within {} s", id,
+                      std::chrono::duration_cast<std::chrono::seconds>(kHelloTimeout).count()));
     }
     backoff.pause();
   }
@@ -340,8 +341,7 @@ void Dispatcher::on_result(Worker& worker, Message message) {
       BodyReader error(std::span<const char>(*payload).subspan(offset, statuses[i].size));
       std::string type = error.string();
       std::string what = error.string();
-      result.error =
-          std::make_exception_ptr(TaskError(done.job->task(), type, what, worker.info));
+      result.error = std::make_exception_ptr(TaskError(done.job->task(), type, what, worker.info));
     }
     offset += statuses[i].size;
   }

@@ -43,7 +43,7 @@ void apply_launch_defaults() {
     set_default("OMPI_MCA_pml_ucx_tls", "any");
     set_default("OMPI_MCA_pml_ucx_devices", "any");
   }
-  set_default("OMPI_MCA_mpi_yield_when_idle", "1");  // fact 3
+  set_default("OMPI_MCA_mpi_yield_when_idle", "1");   // fact 3
   set_default("OMPI_MCA_orte_enable_recovery", "1");  // a dead worker must not kill the job (7)
   if (oversubscription_allowed()) set_default("OMPI_MCA_rmaps_base_oversubscribe", "1");
   if (runs_locally()) {  // keep local traffic on loopback (fact 14); a cluster's site decides

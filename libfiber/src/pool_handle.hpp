@@ -19,8 +19,8 @@ class PoolHandle {
   const PoolOptions options;
 
   // The dispatcher thread's state.
-  std::vector<int> workers;                  // ids of the workers this pool holds
-  std::deque<std::shared_ptr<Job>> queue;    // jobs with items not yet sent
+  std::vector<int> workers;                // ids of the workers this pool holds
+  std::deque<std::shared_ptr<Job>> queue;  // jobs with items not yet sent
   bool terminated = false;
 
   // Readable from the pool's thread.

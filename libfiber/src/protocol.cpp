@@ -31,8 +31,8 @@ Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kE
 void Channel::post_receive(MPI_Request* request) {
   if (large_) {
     std::size_t piece = std::min(kPieceBytes, large_->body_size - large_received_);
-    mpi::check(MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE,
-                         0, kBodyTag, comm_, request),
+    mpi::check(MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE, 0,
+                         kBodyTag, comm_, request),
                "MPI_Irecv");
   } else {
     mpi::check(MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, 0, kHeaderTag,

@@ -50,7 +50,7 @@ struct RunHeader {
 struct ResultHeader {
   std::uint64_t chunk_id;
   std::uint32_t count;
-  std::uint32_t cancelled;  // the chunk was dropped unrun
+  std::uint32_t cancelled;   // the chunk was dropped unrun
   std::uint64_t elapsed_ns;  // time spent running the chunk's items
 };
 

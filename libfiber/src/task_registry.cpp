@@ -1,8 +1,8 @@
 #include <dlfcn.h>
 
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <mutex>
 #include <stdexcept>
 #include <string>

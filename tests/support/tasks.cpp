@@ -1,7 +1,7 @@
 #include "tasks.hpp"
 
-#include <fiber/fiber.hpp>
 #include <unistd.h>
+#include <fiber/fiber.hpp>
 
 #include <chrono>
 #include <thread>

@@ -101,7 +101,8 @@ class Pool {
 
   // Results in item order, each as soon as it and the ones before it are there.
   template <class F, class Range>
-  ResultStream<detail::ResultOf<F>> imap(const F& f, const Range& items, std::size_t chunksize = 0) {
+  ResultStream<detail::ResultOf<F>> imap(const F& f, const Range& items,
+                                         std::size_t chunksize = 0) {
     return {submit_items<false>(f, items, chunksize),
             ResultStream<detail::ResultOf<F>>::Order::submission};
   }

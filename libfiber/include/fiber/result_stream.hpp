@@ -19,7 +19,8 @@ class ResultStream {
  public:
   enum class Order { submission, completion };
 
-  ResultStream(std::shared_ptr<detail::Job> job, Order order) : job_(std::move(job)), order_(order) {}
+  ResultStream(std::shared_ptr<detail::Job> job, Order order)
+      : job_(std::move(job)), order_(order) {}
 
   std::size_t size() const { return job_->size(); }
 

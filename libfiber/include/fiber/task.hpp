@@ -141,8 +141,10 @@ void encode_call(Bytes& out, Args&&... args) {
   static_assert(std::tuple_size_v<Parameters> == sizeof...(Args),
                 "wrong number of arguments for this task");
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    encode_into(out, as_parameter<std::tuple_element_t<I, Parameters>>(std::forward<Args>(args))...);
-  }(std::index_sequence_for<Args...>{});
+    encode_into(out,
+                as_parameter<std::tuple_element_t<I, Parameters>>(std::forward<Args>(args))...);
+  }
+  (std::index_sequence_for<Args...>{});
 }
 
 }  // namespace detail
@@ -166,9 +168,10 @@ Call call(const F& f, Args&&... args) {
 #define FIBER_DETAIL_CONCAT(a, b) FIBER_DETAIL_CONCAT_(a, b)
 
 // Registers the free function `function` as a task under its name as written.
-#define FIBER_TASK(function)                                                                  \
-  namespace {                                                                                 \
+#define FIBER_TASK(function)                                                                 \
+  namespace {                                                                                \
   const ::fiber::detail::TaskRegistrar FIBER_DETAIL_CONCAT(fiber_task_registrar_, __LINE__){ \
-      #function, ::fiber::detail::address_of(&function), &::fiber::detail::invoke_task<&function>}; \
-  }                                                                                           \
+      #function, ::fiber::detail::address_of(&function),                                     \
+      &::fiber::detail::invoke_task<&function>};                                             \
+  }                                                                                          \
   static_assert(true, "")

@@ -25,8 +25,7 @@ class Job {
  public:
   // `arguments` holds every item's encoding back to back; item i is
   // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic.
-  Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
-      std::size_t chunksize);
+  Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets, std::size_t chunksize);
 
   const std::string& task() const noexcept { return task_; }
   std::size_t size() const noexcept { return offsets_.size() - 1; }

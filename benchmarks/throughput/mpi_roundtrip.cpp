@@ -1,0 +1,133 @@
+// The floor under fiber's per-task cost: one spawned copy of this program answers 8-byte
+// messages, over plain MPI (C API) with the launch defaults fiber sets, so the only difference
+// from a fiber task is fiber itself. Prints the best of 3 runs of N round trips (default 20000),
+//
+//   mpi,roundtrip,1,1,<N>,<seconds>,<round trips per second>
+//
+// on stdout and the microseconds per round trip on stderr. Run it directly, without mpirun:
+//
+//   ./mpi_roundtrip [--round-trips N]
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+// argv[1] of the spawned copy: it must know its role before MPI_Init, when MPI cannot tell it.
+constexpr char kChildFlag[] = "--mpi-roundtrip-child";
+constexpr int kPingTag = 1, kPongTag = 2, kStopTag = 3;
+constexpr int kRepeats = 3;
+constexpr long kWarmUpRoundTrips = 1000;
+
+// What fiber's launch_defaults.cpp sets for a local run (PLATFORM.md facts 1, 2, 3, 4, 7, 14),
+// without overriding the caller's choices.
+void set_fiber_defaults() {
+  const char* defaults[][2] = {
+      {"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+      {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+      {"OMPI_MCA_pml", "ucx"},
+      {"OMPI_MCA_pml_ucx_tls", "any"},
+      {"OMPI_MCA_pml_ucx_devices", "any"},
+      {"OMPI_MCA_mpi_yield_when_idle", "1"},
+      {"OMPI_MCA_orte_enable_recovery", "1"},
+      {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
+      {"OMPI_MCA_btl_tcp_if_include", "lo"},
+      {"OMPI_MCA_oob_tcp_if_include", "lo"},
+  };
+  for (const auto& [name, value] : defaults) setenv(name, value, /*overwrite=*/0);
+}
+
+int serve_as_child(MPI_Comm parent) {
+  std::uint64_t value = 0;
+  for (;;) {
+    MPI_Status status;
+    MPI_Recv(&value, 1, MPI_UINT64_T, 0, MPI_ANY_TAG, parent, &status);
+    if (status.MPI_TAG == kStopTag) break;
+    MPI_Send(&value, 1, MPI_UINT64_T, 0, kPongTag, parent);
+  }
+  MPI_Comm_disconnect(&parent);
+  MPI_Finalize();
+  return 0;
+}
+
+double time_round_trips(MPI_Comm child, long count) {
+  std::uint64_t value = 0;
+  double start = MPI_Wtime();
+  for (long i = 0; i < count; ++i) {
+    MPI_Send(&value, 1, MPI_UINT64_T, 0, kPingTag, child);
+    MPI_Recv(&value, 1, MPI_UINT64_T, 0, kPongTag, child, MPI_STATUS_IGNORE);
+    ++value;
+  }
+  double seconds = MPI_Wtime() - start;
+  if (value != static_cast<std::uint64_t>(count)) {
+    std::fprintf(stderr, "mpi_roundtrip: the child answered a wrong value\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return seconds;
+}
+
+long parse_round_trips(int argc, char** argv) {
+  long round_trips = 20000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--round-trips") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      round_trips = std::strtol(argv[++i], &end, 10);
+      if (*end || round_trips <= 0) round_trips = 0;
+    } else {
+      round_trips = 0;
+    }
+    if (round_trips == 0) {
+      std::fprintf(stderr, "usage: mpi_roundtrip [--round-trips N]  (N a positive number)\n");
+      std::exit(2);
+    }
+  }
+  return round_trips;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool is_child = argc > 1 && std::strcmp(argv[1], kChildFlag) == 0;
+  const long round_trips = is_child ? 0 : parse_round_trips(argc, argv);
+  if (!is_child) set_fiber_defaults();  // the child inherits them through the spawn
+  MPI_Init(&argc, &argv);
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) return serve_as_child(parent);
+
+  // The daemon that starts the child resolves the command itself: /proc/self/exe would be its own.
+  char executable[PATH_MAX] = {};
+  if (readlink("/proc/self/exe", executable, sizeof executable - 1) < 0) {
+    std::perror("mpi_roundtrip: readlink /proc/self/exe");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  char child_flag[sizeof kChildFlag];
+  std::memcpy(child_flag, kChildFlag, sizeof kChildFlag);
+  char* child_argv[] = {child_flag, nullptr};
+  MPI_Comm child = MPI_COMM_NULL;
+  MPI_Comm_spawn(executable, child_argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
+                 MPI_ERRCODES_IGNORE);
+
+  time_round_trips(child, kWarmUpRoundTrips);
+  double best = time_round_trips(child, round_trips);
+  for (int i = 1; i < kRepeats; ++i) best = std::min(best, time_round_trips(child, round_trips));
+
+  std::printf("mpi,roundtrip,1,1,%ld,%.6f,%.1f\n", round_trips, best,
+              static_cast<double>(round_trips) / best);
+  std::fflush(stdout);
+  std::fprintf(stderr, "mpi_roundtrip: %.2f us per round trip (best of %d x %ld, spawned child)\n",
+               best / static_cast<double>(round_trips) * 1e6, kRepeats, round_trips);
+
+  std::uint64_t stop = 0;
+  MPI_Send(&stop, 1, MPI_UINT64_T, 0, kStopTag, child);
+  MPI_Comm_disconnect(&child);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The throughput benchmark: empty tasks on fiber pools of 1, 2 and 4 workers, against the plain
+# MPI round trip fiber is built on (the floor) and against Python's multiprocessing.Pool (the peer).
+#
+#   scripts/bench.sh            the full run (a few minutes)
+#   scripts/bench.sh --quick    a tenth of the tasks per measurement (well under a minute)
+#
+# Builds build/ (Release), runs the three programs in one go and writes
+#   benchmarks/results/throughput.csv   framework,mode,workers,chunksize,tasks,seconds,tasks_per_second
+#   benchmarks/results/throughput.md    the table that it also prints
+# If a program fails, the rows measured so far are still written and reported, and the script
+# exits with status 1.
+set -euo pipefail
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+
+quick=()
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=(--quick) ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
+cmake --build build -j2 --target fiber_throughput mpi_roundtrip
+
+# mpirun and MPI singletons refuse root without these (PLATFORM.md fact 1).
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+results=benchmarks/results
+csv="$results/throughput.csv"
+partial="$csv.tmp"  # replaces the old results only once every program has run
+mkdir -p "$results"
+echo "framework,mode,workers,chunksize,tasks,seconds,tasks_per_second" >"$partial"
+
+# Runs one measuring program, its CSV appended to the results; a hang ends at the time limit.
+failed=()
+measure() {
+  local name="$1" limit="$2"
+  shift 2
+  echo "== $name" >&2
+  if ! timeout --kill-after=10 "$limit" "$@" >>"$partial"; then
+    echo "bench.sh: $name failed or timed out (limit ${limit}s)" >&2
+    failed+=("$name")
+  fi
+}
+
+bin=build/benchmarks/throughput
+measure mpi_roundtrip 120 "$bin/mpi_roundtrip"
+measure fiber_throughput 900 "$bin/fiber_throughput" "${quick[@]}"
+measure multiprocessing_peer 900 /usr/bin/python3 benchmarks/throughput/multiprocessing_peer.py \
+  "${quick[@]}"
+
+mv "$partial" "$csv"
+echo >&2
+/usr/bin/python3 benchmarks/throughput/report.py "$csv" --markdown "$results/throughput.md"
+echo "results: $csv, $results/throughput.md" >&2
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "bench.sh: incomplete, failed: ${failed[*]}" >&2
+  exit 1
+fi
