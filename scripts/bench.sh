@@ -61,7 +61,10 @@ measure multiprocessing_peer 900 /usr/bin/python3 benchmarks/throughput/multipro
 
 mv "$partial" "$csv"
 echo >&2
-/usr/bin/python3 benchmarks/throughput/report.py "$csv" --markdown "$results/throughput.md"
+readme=(--readme README.md)  # the README shows full runs only
+[[ ${#quick[@]} -gt 0 ]] && readme=()
+/usr/bin/python3 benchmarks/throughput/report.py "$csv" --markdown "$results/throughput.md" \
+  "${readme[@]}"
 echo "results: $csv, $results/throughput.md" >&2
 
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -1,6 +1,7 @@
 #include "dispatcher.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +51,7 @@ void Dispatcher::post(std::function<void()> command) {
   {
     std::lock_guard lock(inbox_mutex_);
     inbox_.push_back(std::move(command));
+    inbox_filled_.store(true, std::memory_order_release);
   }
   inbox_changed_.notify_one();
 }
@@ -360,15 +362,25 @@ bool Dispatcher::work_in_flight() const {
 
 void Dispatcher::loop() {
   Backoff backoff(10ms, 1ms);
+  auto last_activity = Clock::now();
   for (;;) {
+    if (!work_in_flight()) {
+      // Nothing can arrive from the workers: spin on the inbox for a moment (the next call of a
+      // loop of apply_async rounds comes within microseconds, a thread wake-up costs more), then
+      // sleep until told.
+      while (!inbox_filled_.load(std::memory_order_acquire) &&
+             Clock::now() - last_activity < 2ms) {
+        sched_yield();
+      }
+    }
     std::vector<std::function<void()>> commands;
     {
       std::unique_lock lock(inbox_mutex_);
-      // Nothing in flight: nothing can arrive from the workers, so sleep until told.
       if (inbox_.empty() && !stopping_ && !work_in_flight()) {
         inbox_changed_.wait(lock, [this] { return !inbox_.empty() || stopping_; });
       }
       commands.swap(inbox_);
+      inbox_filled_.store(false, std::memory_order_relaxed);
       if (stopping_ && commands.empty()) break;
     }
     for (auto& command : commands) command();
@@ -377,6 +389,7 @@ void Dispatcher::loop() {
     active |= dispatch();
     if (active) {
       backoff.activity();
+      last_activity = Clock::now();
     } else {
       backoff.pause();
     }

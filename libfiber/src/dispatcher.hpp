@@ -95,6 +95,7 @@ class Dispatcher {
   std::mutex inbox_mutex_;
   std::condition_variable inbox_changed_;
   std::vector<std::function<void()>> inbox_;
+  std::atomic<bool> inbox_filled_{false};  // for the loop's spin, without the lock
   bool stopping_ = false;
 
   // The dispatcher thread's state.

@@ -56,8 +56,8 @@ bool Job::done() const {
   return completed_ == outcomes_.size();
 }
 
-bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::time_point> deadline,
-                     const auto& ready) {
+bool Job::wait_until(std::unique_lock<std::mutex>& lock,
+                     std::optional<Clock::time_point> deadline, const auto& ready) {
   ++waiters_;
   bool ok = true;
   if (deadline) {
