@@ -33,6 +33,8 @@ Pool::Pool(PoolOptions options)
     : options_(std::move(options)), handle_(detail::open_pool(options_)) {}
 
 Pool::~Pool() {
+  // A pool that outlives the runtime has nothing left to release: its workers are gone.
+  if (!detail::runtime_live()) return;
   if (state_ == State::running || state_ == State::closed) {
     bool unfinished = false;
     for (auto& weak : submitted_) {

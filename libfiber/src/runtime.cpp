@@ -40,6 +40,7 @@ RuntimeState& runtime_state() {
   }
   return *live_state;
 }
+bool runtime_live() { return live_state != nullptr; }
 }  // namespace detail
 
 Runtime::Runtime(int argc, char** argv) {

@@ -14,5 +14,6 @@ struct RuntimeState {
 
 // Throws fiber::Error if no Runtime is live in this process.
 RuntimeState& runtime_state();
+bool runtime_live();
 
 }  // namespace fiber::detail
