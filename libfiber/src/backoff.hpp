@@ -22,12 +22,15 @@ class Backoff {
 
   void activity() { last_activity_ = Clock::now(); }
 
-  void pause() const {
+  void pause() const { pause(max_sleep_); }
+
+  // As pause(), with another cap on the sleep (e.g. longer for a parked worker).
+  void pause(Clock::duration max_sleep) const {
     auto quiet = Clock::now() - last_activity_;
     if (quiet < spin_for_) {
       sched_yield();
     } else {
-      std::this_thread::sleep_for(std::min<Clock::duration>(max_sleep_, quiet / 32));
+      std::this_thread::sleep_for(std::min<Clock::duration>(max_sleep, quiet / 32));
     }
   }
 

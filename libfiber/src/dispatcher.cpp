@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "backoff.hpp"
@@ -29,6 +30,12 @@ constexpr double kTargetChunkSeconds = 0.5e-3;
 template <class T>
 std::span<const char> bytes_of(const T& value) {
   return {reinterpret_cast<const char*>(&value), sizeof value};
+}
+
+double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+std::string where(const WorkerInfo& worker) {
+  return fmt::format("worker {} on {}, pid {}", worker.id, worker.host, worker.pid);
 }
 
 }  // namespace
@@ -64,49 +71,103 @@ auto Dispatcher::call(Command command) -> decltype(command()) {
   return result.get();
 }
 
-int Dispatcher::worker_count() const { return worker_count_.load(); }
+// --- pools and their workers ---
 
-std::pair<std::shared_ptr<PoolHandle>, std::vector<std::shared_ptr<Job>>> Dispatcher::open_pool(
+std::pair<std::shared_ptr<PoolHandle>, Dispatcher::InitializerJobs> Dispatcher::open_pool(
     const PoolOptions& options) {
   return call([&] {
     auto pool = std::make_shared<PoolHandle>(options);
-    std::vector<std::shared_ptr<Job>> initializers;
+    pool->autoscale_ceiling = options.max_workers;
+    pools_.push_back(pool);
     try {
-      while (static_cast<int>(pool->workers.size()) < options.processes) {
-        int id;
-        if (!parked_.empty()) {
-          id = parked_.back();
-          parked_.pop_back();
-        } else {
-          id = spawn_worker();
-        }
-        pool->workers.push_back(id);
-        workers_[id]->pool = pool.get();
-      }
+      auto initializers = grow(pool, options.processes);
+      return std::pair{pool, initializers};
     } catch (...) {
-      for (int id : pool->workers) {
-        workers_[id]->pool = nullptr;
-        parked_.push_back(id);
-      }
+      shrink(*pool, static_cast<int>(pool->workers.size()));
+      std::erase(pools_, pool);
       throw;
     }
-    {
-      std::lock_guard lock(pool->info_mutex);
-      for (int id : pool->workers) pool->worker_infos.push_back(workers_[id]->info);
-    }
-    if (options.initializer) {
-      for (int id : pool->workers) {
-        const Call& init = *options.initializer;
-        auto job = std::make_shared<Job>(init.task, init.arguments,
-                                         std::vector<std::uint64_t>{0, init.arguments.size()}, 1);
-        job->next_unsent = 1;
-        send_chunk(*workers_[id], job, 0, 1);
-        initializers.push_back(std::move(job));
-      }
-    }
-    pools_.push_back(pool);
-    return std::pair{pool, initializers};
   });
+}
+
+Dispatcher::InitializerJobs Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool,
+                                               int processes) {
+  return call([&] {
+    int now = static_cast<int>(pool->workers.size());
+    if (processes > now) return grow(pool, processes - now);
+    shrink(*pool, now - processes);
+    return InitializerJobs{};
+  });
+}
+
+Dispatcher::InitializerJobs Dispatcher::grow(const std::shared_ptr<PoolHandle>& pool, int count) {
+  InitializerJobs initializers;
+  pool->target = static_cast<int>(pool->workers.size()) + count;
+  while (static_cast<int>(pool->workers.size()) < pool->target) {
+    if (auto job = add_worker(pool)) initializers.push_back(std::move(job));
+  }
+  return initializers;
+}
+
+std::shared_ptr<Job> Dispatcher::add_worker(const std::shared_ptr<PoolHandle>& pool) {
+  int id;
+  if (!parked_.empty()) {
+    id = parked_.back();
+    parked_.pop_back();
+  } else {
+    id = spawn_worker();
+  }
+  Worker& worker = *workers_[id];
+  worker.pool = pool.get();
+  worker.parked = false;
+  worker.idle_since = Clock::now();
+  pool->workers.push_back(id);
+  {
+    std::lock_guard lock(pool->info_mutex);
+    pool->worker_infos.push_back(worker.info);
+  }
+  parked_count_.store(static_cast<int>(parked_.size()));
+  if (!pool->options.initializer) return nullptr;
+  const Call& init = *pool->options.initializer;
+  auto job = std::make_shared<Job>(init.task, init.arguments,
+                                   std::vector<std::uint64_t>{0, init.arguments.size()}, 1);
+  job->next_unsent = 1;
+  send_chunk(worker, pool, job, 0, 1, kRunInitializer);
+  return job;
+}
+
+void Dispatcher::shrink(PoolHandle& pool, int count) {
+  // Idle workers first, then those with the least in flight: their work finishes, then they
+  // park.
+  for (; count > 0 && !pool.workers.empty(); --count) {
+    auto least_busy = std::min_element(pool.workers.begin(), pool.workers.end(), [&](int a, int b) {
+      return workers_[a]->in_flight.size() < workers_[b]->in_flight.size();
+    });
+    remove_from_pool(*least_busy);
+  }
+  pool.target = static_cast<int>(pool.workers.size());
+}
+
+void Dispatcher::remove_from_pool(int worker_id) {
+  Worker& worker = *workers_[worker_id];
+  PoolHandle* pool = worker.pool;
+  if (!pool) return;
+  std::erase(pool->workers, worker_id);
+  {
+    std::lock_guard lock(pool->info_mutex);
+    std::erase_if(pool->worker_infos, [&](const WorkerInfo& w) { return w.id == worker_id; });
+  }
+  worker.pool = nullptr;
+  park_if_drained(worker_id);
+}
+
+void Dispatcher::park_if_drained(int worker_id) {
+  Worker& worker = *workers_[worker_id];
+  if (worker.pool || worker.dead || worker.parked || !worker.in_flight.empty()) return;
+  worker.parked = true;
+  worker.channel.send(MessageKind::park);
+  parked_.push_back(worker_id);
+  parked_count_.store(static_cast<int>(parked_.size()));
 }
 
 void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job) {
@@ -133,21 +194,10 @@ void Dispatcher::terminate(const std::shared_ptr<PoolHandle>& pool) {
 
 void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
   call([&] {
-    for (int id : pool->workers) {
-      workers_[id]->pool = nullptr;
-      return_if_drained(id);
-    }
-    pool->workers.clear();
+    pool->released = true;
+    shrink(*pool, static_cast<int>(pool->workers.size()));
     std::erase(pools_, pool);
   });
-}
-
-void Dispatcher::return_if_drained(int worker_id) {
-  Worker& worker = *workers_[worker_id];
-  if (worker.pool == nullptr && worker.in_flight.empty() &&
-      std::find(parked_.begin(), parked_.end(), worker_id) == parked_.end()) {
-    parked_.push_back(worker_id);
-  }
 }
 
 int Dispatcher::spawn_worker() {
@@ -191,25 +241,31 @@ int Dispatcher::spawn_worker() {
       continue;
     }
     if (Clock::now() > deadline) {
-      throw SpawnError(
-          fmt::format("fiber: worker {} started but did not report within {} s", id,
-                      std::chrono::duration_cast<std::chrono::seconds>(kHelloTimeout).count()));
+      throw SpawnError(fmt::format("fiber: worker {} started but did not report within {} s", id,
+                                   seconds(kHelloTimeout)));
     }
     backoff.pause();
   }
   worker->channel.send(MessageKind::welcome, {bytes_of(static_cast<std::int32_t>(id))});
   worker->channel.post_receive(&request);
+  worker->last_heard = Clock::now();
   workers_.push_back(std::move(worker));
   receives_.push_back(request);
   worker_count_.store(static_cast<int>(workers_.size()));
   return id;
 }
 
-void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<Job>& job, std::size_t first,
-                            std::size_t count) {
+// --- sending work ---
+
+void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
+                            const std::shared_ptr<Job>& job, std::size_t first, std::size_t count,
+                            std::uint32_t flags) {
   std::uint64_t chunk_id = next_chunk_id_++;
+  bool isolated = pool->options.isolation == Isolation::process;
+  auto timeout = job->timeout().count() > 0 ? job->timeout() : pool->options.task_timeout;
   RunHeader header{chunk_id, static_cast<std::uint32_t>(job->task().size()),
-                   static_cast<std::uint32_t>(count)};
+                   static_cast<std::uint32_t>(count), flags | (isolated ? kRunIsolated : 0u),
+                   static_cast<std::uint32_t>(timeout.count())};
   auto offsets = job->offsets(first, count);
   std::vector<std::uint64_t> relative(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) relative[i] = offsets[i] - offsets[0];
@@ -219,7 +275,9 @@ void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<Job>& job, std
                                  relative.size() * sizeof(std::uint64_t)),
                        job->arguments(first, count)},
                       job);
-  worker.in_flight.push_back({chunk_id, job, first, count});
+  // A worker that had nothing to do had no reason to talk: its silence starts now.
+  if (worker.in_flight.empty()) worker.last_heard = Clock::now();
+  worker.in_flight.push_back({chunk_id, job, pool, first, count});
 }
 
 std::size_t Dispatcher::chunk_size(const PoolHandle& pool, const Job& job) const {
@@ -256,18 +314,30 @@ bool Dispatcher::dispatch() {
       for (int id : pool->workers) {
         Worker& worker = *workers_[id];
         while (!pool->queue.empty()) {
-          auto& job = pool->queue.front();
-          std::size_t count = chunk_size(*pool, *job);
+          auto job = pool->queue.front();
+          std::size_t first, count;
+          if (!job->requeued.empty()) {
+            std::tie(first, count) = job->requeued.front();
+          } else {
+            first = job->next_unsent;
+            count = chunk_size(*pool, *job);
+          }
           // Prefetch only for a worker that answered just now: one stuck in a long item must
           // not collect work that another could start.
           bool answering = Clock::now() - worker.last_result < 1ms;
           std::size_t limit = pass == 0 || !answering ? 1 : in_flight_limit(*job, count);
           if (worker.in_flight.size() >= limit) break;
-          std::size_t first = job->next_unsent;
-          job->next_unsent += count;
-          auto keep = job;
-          if (job->next_unsent == job->size()) pool->queue.pop_front();
-          send_chunk(worker, keep, first, count);
+          if (!job->requeued.empty()) {
+            count = std::min(count, std::max<std::size_t>(1, chunk_size(*pool, *job)));
+            auto& range = job->requeued.front();
+            range.first += count;
+            range.second -= count;
+            if (range.second == 0) job->requeued.pop_front();
+          } else {
+            job->next_unsent += count;
+          }
+          if (!job->has_unsent()) pool->queue.pop_front();
+          send_chunk(worker, pool, job, first, count);
           sent = true;
         }
       }
@@ -275,6 +345,8 @@ bool Dispatcher::dispatch() {
   }
   return sent;
 }
+
+// --- receiving ---
 
 bool Dispatcher::poll_workers() {
   if (receives_.empty()) return false;
@@ -290,22 +362,21 @@ bool Dispatcher::poll_workers() {
   if (completed == MPI_UNDEFINED) return false;
   for (int k = 0; k < completed; ++k) {
     int id = indices[k];
-    auto message = workers_[id]->channel.on_received(statuses[k], &receives_[id]);
+    Worker& worker = *workers_[id];
+    auto message = worker.channel.on_received(statuses[k], &receives_[id]);
     if (!message) continue;
-    workers_[id]->channel.post_receive(&receives_[id]);
-    on_message(id, std::move(*message));
+    worker.channel.post_receive(&receives_[id]);
+    worker.last_heard = Clock::now();
+    if (message->kind == MessageKind::result) {
+      on_result(worker, std::move(*message));
+      park_if_drained(id);
+    }
     any = true;
   }
-  for (auto& worker : workers_) worker->channel.progress_sends();
-  return any;
-}
-
-void Dispatcher::on_message(int worker_id, Message message) {
-  Worker& worker = *workers_[worker_id];
-  if (message.kind == MessageKind::result) {
-    on_result(worker, std::move(message));
-    return_if_drained(worker_id);
+  for (auto& worker : workers_) {
+    if (!worker->dead) worker->channel.progress_sends();
   }
+  return any;
 }
 
 void Dispatcher::on_result(Worker& worker, Message message) {
@@ -315,14 +386,15 @@ void Dispatcher::on_result(Worker& worker, Message message) {
   auto chunk = std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
                             [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
   if (chunk == worker.in_flight.end()) {
-    throw Error(fmt::format("fiber: worker {} answered a chunk it was not given", worker.info.id));
+    throw Error(fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
   }
   InFlight done = std::move(*chunk);
   worker.in_flight.erase(chunk);
   worker.last_result = Clock::now();
-  if (header.cancelled) return;  // its items were failed when the pool was terminated
+  if (worker.in_flight.empty()) worker.idle_since = worker.last_result;
+  if (header.status == ChunkStatus::cancelled) return;  // failed when the pool was terminated
 
-  if (header.count > 0) {
+  if (header.count > 0 && header.status == ChunkStatus::complete) {
     auto& timing = timings_[done.job->task()];
     double per_item = static_cast<double>(header.elapsed_ns) * 1e-9 / header.count;
     timing.seconds_per_item =
@@ -331,24 +403,168 @@ void Dispatcher::on_result(Worker& worker, Message message) {
   }
 
   std::vector<Job::ItemResult> results(header.count);
-  std::vector<ItemStatus> statuses(header.count);
-  for (auto& status : statuses) status = reader.raw<ItemStatus>();
-  std::uint64_t offset = reader.position();
-  for (std::uint32_t i = 0; i < header.count; ++i) {
-    auto& result = results[i];
-    result.ok = statuses[i].ok != 0;
-    result.offset = offset;
-    result.size = statuses[i].size;
+  std::uint64_t failed = 0;
+  for (auto& result : results) {
+    auto status = reader.raw<ItemStatus>();
+    result.ok = status.ok != 0;
+    result.offset = reader.position();
+    result.size = status.size;
+    auto bytes = reader.take(status.size);
     if (!result.ok) {
-      BodyReader error(std::span<const char>(*payload).subspan(offset, statuses[i].size));
+      ++failed;
+      BodyReader error(bytes);
       std::string type = error.string();
       std::string what = error.string();
       result.error = std::make_exception_ptr(TaskError(done.job->task(), type, what, worker.info));
     }
-    offset += statuses[i].size;
   }
-  done.job->store(done.first, std::move(results), std::move(payload));
+  done.pool->counters.completed += header.count;
+  done.pool->counters.failed += failed;
+  done.job->store(done.first, std::move(results), payload);
+
+  if (header.status == ChunkStatus::crashed || header.status == ChunkStatus::timed_out) {
+    std::string reason = reader.string();
+    std::size_t item = done.first + header.count;
+    std::exception_ptr error;
+    if (header.status == ChunkStatus::crashed) {
+      ++done.pool->counters.crashes;
+      error = std::make_exception_ptr(WorkerLost(fmt::format(
+          "fiber: task '{}' crashed its task process {} times, the last time on {}: {}",
+          done.job->task(), done.pool->options.max_retries + 1, where(worker.info), reason)));
+    } else {
+      ++done.pool->counters.timeouts;
+      error = std::make_exception_ptr(TimeoutError(fmt::format(
+          "fiber: task '{}' timed out {} times, the last time on {}: {}", done.job->task(),
+          done.pool->options.max_retries + 1, where(worker.info), reason)));
+    }
+    retry_or_fail(done, item, error);
+    requeue(done, item + 1, done.first + done.count - item - 1);
+  }
 }
+
+void Dispatcher::retry_or_fail(const InFlight& chunk, std::size_t item,
+                               const std::exception_ptr& error) {
+  int& failures = chunk.job->failed_attempts[item];
+  if (++failures > chunk.pool->options.max_retries) {
+    ++chunk.pool->counters.completed;
+    ++chunk.pool->counters.failed;
+    chunk.job->store(item, {Job::ItemResult{false, 0, 0, error}}, nullptr);
+    return;
+  }
+  ++chunk.pool->counters.retried;
+  requeue(chunk, item, 1);
+}
+
+void Dispatcher::requeue(const InFlight& chunk, std::size_t first, std::size_t count) {
+  if (count == 0) return;
+  PoolHandle& pool = *chunk.pool;
+  if (pool.terminated || pool.released) {
+    chunk.job->fail_pending(std::make_exception_ptr(
+        PoolClosed("fiber: the pool ended before this task could be run again")));
+    return;
+  }
+  bool queued = chunk.job->has_unsent();
+  chunk.job->requeued.emplace_back(first, count);
+  if (!queued) pool.queue.push_front(chunk.job);  // retries go first
+}
+
+// --- failures of whole workers ---
+
+void Dispatcher::check_deadlines() {
+  auto now = Clock::now();
+  if (now - last_deadline_check_ < 100ms) return;
+  last_deadline_check_ = now;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    if (worker.dead || worker.in_flight.empty()) continue;
+    const InFlight& oldest = worker.in_flight.front();
+    // A worker running tasks in its own process cannot send heartbeats meanwhile.
+    if (oldest.pool->options.isolation != Isolation::process) continue;
+    auto silence = now - worker.last_heard;
+    if (silence > oldest.pool->options.worker_timeout) {
+      declare_dead(static_cast<int>(id), fmt::format("{} stopped answering for {:.1f} s",
+                                                     where(worker.info), seconds(silence)));
+    }
+  }
+}
+
+void Dispatcher::declare_dead(int worker_id, const std::string& why) {
+  Worker& worker = *workers_[worker_id];
+  worker.dead = true;
+  // MPI reports nothing about a dead process (PLATFORM.md fact 7): stop listening to it and
+  // never send to it again. Its connection stays (disconnecting from a dead process hangs).
+  MPI_Cancel(&receives_[worker_id]);
+  MPI_Request_free(&receives_[worker_id]);
+  receives_[worker_id] = MPI_REQUEST_NULL;
+  std::shared_ptr<PoolHandle> pool;
+  auto in_flight = std::move(worker.in_flight);
+  worker.in_flight.clear();
+  for (auto& chunk : in_flight) {
+    pool = chunk.pool;
+    // Which item of the chunk killed it is unknown: the first is counted, the rest re-sent.
+    auto error = std::make_exception_ptr(WorkerLost(
+        fmt::format("fiber: task '{}' was running when its worker was lost {} times; the last: {}",
+                    chunk.job->task(), chunk.pool->options.max_retries + 1, why)));
+    retry_or_fail(chunk, chunk.first, error);
+    requeue(chunk, chunk.first + 1, chunk.count - 1);
+  }
+  if (worker.pool) {
+    PoolHandle* holder = worker.pool;
+    ++holder->counters.workers_lost;
+    int target = holder->target;
+    remove_from_pool(worker_id);
+    holder->target = target;
+    // Restore the pool's size with a parked or new worker.
+    for (auto& candidate : pools_) {
+      if (candidate.get() == holder && !holder->terminated) {
+        try {
+          add_worker(candidate);
+        } catch (const Error& error) {
+          std::fprintf(stderr, "fiber: could not replace a lost worker: %s\n", error.what());
+        }
+      }
+    }
+  }
+  std::fprintf(stderr, "fiber: %s; its tasks go to other workers\n", why.c_str());
+}
+
+void Dispatcher::autoscale() {
+  auto now = Clock::now();
+  for (auto& pool : pools_) {
+    if (pool->autoscale_ceiling <= 0 || pool->terminated) continue;
+    const auto& options = pool->options;
+    int size = static_cast<int>(pool->workers.size());
+    std::size_t backlog = 0;
+    for (const auto& job : pool->queue) {
+      backlog += job->size() - job->next_unsent;
+      for (const auto& range : job->requeued) backlog += range.second;
+    }
+    if (backlog > 0 && size < pool->autoscale_ceiling) {
+      int wanted = std::min<int>(pool->autoscale_ceiling, size + static_cast<int>(backlog));
+      try {
+        grow(pool, wanted - size);
+      } catch (const SpawnError& error) {
+        pool->autoscale_ceiling = static_cast<int>(pool->workers.size());
+        pool->target = pool->autoscale_ceiling;
+        std::fprintf(stderr, "fiber: autoscaling stops at %d workers: %s\n",
+                     pool->autoscale_ceiling, error.what());
+      }
+      continue;
+    }
+    if (backlog == 0 && size > options.min_workers) {
+      for (int id : std::vector<int>(pool->workers)) {
+        Worker& worker = *workers_[id];
+        if (static_cast<int>(pool->workers.size()) <= options.min_workers) break;
+        if (worker.in_flight.empty() && now - worker.idle_since > options.scale_down_after) {
+          remove_from_pool(id);
+          pool->target = static_cast<int>(pool->workers.size());
+        }
+      }
+    }
+  }
+}
+
+// --- the loop ---
 
 bool Dispatcher::work_in_flight() const {
   for (const auto& worker : workers_) {
@@ -364,19 +580,20 @@ void Dispatcher::loop() {
   Backoff backoff(10ms, 1ms);
   auto last_activity = Clock::now();
   for (;;) {
-    if (!work_in_flight()) {
+    bool autoscaling = std::any_of(pools_.begin(), pools_.end(),
+                                   [](const auto& pool) { return pool->autoscale_ceiling > 0; });
+    if (!work_in_flight() && !autoscaling) {
       // Nothing can arrive from the workers: spin on the inbox for a moment (the next call of a
       // loop of apply_async rounds comes within microseconds, a thread wake-up costs more), then
       // sleep until told.
-      while (!inbox_filled_.load(std::memory_order_acquire) &&
-             Clock::now() - last_activity < 2ms) {
+      while (!inbox_filled_.load(std::memory_order_acquire) && Clock::now() - last_activity < 2ms) {
         sched_yield();
       }
     }
     std::vector<std::function<void()>> commands;
     {
       std::unique_lock lock(inbox_mutex_);
-      if (inbox_.empty() && !stopping_ && !work_in_flight()) {
+      if (inbox_.empty() && !stopping_ && !work_in_flight() && !autoscaling) {
         inbox_changed_.wait(lock, [this] { return !inbox_.empty() || stopping_; });
       }
       commands.swap(inbox_);
@@ -386,7 +603,9 @@ void Dispatcher::loop() {
     for (auto& command : commands) command();
     bool active = !commands.empty();
     active |= poll_workers();
+    autoscale();
     active |= dispatch();
+    check_deadlines();
     if (active) {
       backoff.activity();
       last_activity = Clock::now();
@@ -398,14 +617,16 @@ void Dispatcher::loop() {
 }
 
 void Dispatcher::shutdown_workers() {
-  // Let chunks still running finish (their results are dropped), so that no send is left
-  // half-done when the processes disconnect.
+  // Let chunks still running finish or be dropped, so that no send is left half-done when the
+  // processes disconnect.
   auto error = std::make_exception_ptr(Error("fiber: the runtime stopped before this task ran"));
   for (auto& pool : pools_) {
+    pool->terminated = true;
     for (auto& job : pool->queue) job->fail_pending(error);
     pool->queue.clear();
   }
   for (auto& worker : workers_) {
+    if (worker->dead) continue;
     for (auto& chunk : worker->in_flight) chunk.job->fail_pending(error);
     if (!worker->in_flight.empty()) worker->channel.send(MessageKind::drop);
   }
@@ -416,13 +637,19 @@ void Dispatcher::shutdown_workers() {
     } else {
       backoff.pause();
     }
+    check_deadlines();
   }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
+    if (workers_[id]->dead) continue;
     MPI_Cancel(&receives_[id]);
     MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
     workers_[id]->channel.send(MessageKind::shutdown);
   }
   for (auto& worker : workers_) {
+    if (worker->dead) {
+      worker->comm.release();  // disconnecting from a dead process would hang
+      continue;
+    }
     worker->channel.wait_sends();
     worker->comm.disconnect();
   }

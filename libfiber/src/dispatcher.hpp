@@ -1,13 +1,15 @@
 // The master's dispatcher: a thread that owns every MPI call after start-up. It starts workers
 // (MPI_Comm_spawn, one process per call so that each can be handled alone, PLATFORM.md fact 8),
-// lends them to pools, cuts the pools' jobs into chunks, keeps a few chunks in flight per worker
-// (a pull with prefetch: a result is the worker's request for more), and stores results in the
-// jobs as they arrive. Because it runs on its own thread, work progresses while the caller
-// computes.
+// lends them to pools and takes them back (parked, never ended: fact 6), cuts the pools' jobs
+// into chunks, keeps a few chunks in flight per worker (a pull with prefetch: a result is the
+// worker's request for more), stores results in the jobs as they arrive, re-sends the items of
+// crashed task processes and of workers that went silent, and grows or shrinks pools. Because it
+// runs on its own thread, work progresses while the caller computes.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -18,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "fiber/detail/job.hpp"
@@ -31,13 +34,16 @@ class Dispatcher {
  public:
   // `worker_argv` are the arguments spawned workers get (the master's own, without argv[0]).
   explicit Dispatcher(std::vector<std::string> worker_argv);
-  // Stops the thread after shutting every worker down. Pools must be gone.
+  // Stops the thread after shutting every worker down.
   ~Dispatcher();
+
+  using InitializerJobs = std::vector<std::shared_ptr<Job>>;
 
   // Lends `options.processes` workers to a new pool, spawning those the runtime lacks, and starts
   // the initializer on each; returns the pool and the initializer jobs to wait for.
-  std::pair<std::shared_ptr<PoolHandle>, std::vector<std::shared_ptr<Job>>> open_pool(
-      const PoolOptions& options);
+  std::pair<std::shared_ptr<PoolHandle>, InitializerJobs> open_pool(const PoolOptions& options);
+  // Grows or shrinks a pool; returns the initializer jobs of the workers it gained.
+  InitializerJobs resize(const std::shared_ptr<PoolHandle>& pool, int processes);
   void submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job);
   // Fails the pool's pending work with PoolClosed and drops what its workers have queued.
   void terminate(const std::shared_ptr<PoolHandle>& pool);
@@ -45,12 +51,14 @@ class Dispatcher {
   // them.
   void release(const std::shared_ptr<PoolHandle>& pool);
 
-  int worker_count() const;
+  int worker_count() const { return worker_count_.load(); }
+  int parked_count() const { return parked_count_.load(); }
 
  private:
   struct InFlight {
     std::uint64_t chunk_id;
     std::shared_ptr<Job> job;
+    std::shared_ptr<PoolHandle> pool;
     std::size_t first;
     std::size_t count;
   };
@@ -62,6 +70,10 @@ class Dispatcher {
     PoolHandle* pool = nullptr;
     std::deque<InFlight> in_flight;
     Clock::time_point last_result{};  // when it last answered: a busy worker gets no prefetch
+    Clock::time_point last_heard{};   // any message: a silent busy worker is taken for dead
+    Clock::time_point idle_since{};   // for autoscaling down
+    bool parked = false;
+    bool dead = false;
   };
   // Mean time per item of each task, measured on the workers, for chunk sizes and prefetch.
   struct TaskTiming {
@@ -76,15 +88,30 @@ class Dispatcher {
   void post(std::function<void()> command);
 
   int spawn_worker();
-  void send_chunk(Worker& worker, const std::shared_ptr<Job>& job, std::size_t first,
-                  std::size_t count);
+  // Gives the pool one more worker (parked first, else spawned); its initializer job, if any.
+  std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool);
+  InitializerJobs grow(const std::shared_ptr<PoolHandle>& pool, int count);
+  void shrink(PoolHandle& pool, int count);
+  // Takes a worker from its pool; it parks once its chunks in flight are answered.
+  void remove_from_pool(int worker_id);
+  void park_if_drained(int worker_id);
+
+  void send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
+                  const std::shared_ptr<Job>& job, std::size_t first, std::size_t count,
+                  std::uint32_t flags = 0);
   std::size_t chunk_size(const PoolHandle& pool, const Job& job) const;
   std::size_t in_flight_limit(const Job& job, std::size_t chunk) const;
   bool dispatch();
   bool poll_workers();
-  void on_message(int worker_id, Message message);
   void on_result(Worker& worker, Message message);
-  void return_if_drained(int worker_id);
+  // Item `item` of a chunk failed without an answer (crash, timeout, lost worker): try it again,
+  // or give up on it with `error` once it failed more than max_retries times.
+  void retry_or_fail(const InFlight& chunk, std::size_t item, const std::exception_ptr& error);
+  // Sends items [first, first + count) again, with no failure counted.
+  void requeue(const InFlight& chunk, std::size_t first, std::size_t count);
+  void check_deadlines();
+  void declare_dead(int worker_id, const std::string& why);
+  void autoscale();
   bool work_in_flight() const;
   void shutdown_workers();
 
@@ -105,7 +132,9 @@ class Dispatcher {
   std::vector<std::shared_ptr<PoolHandle>> pools_;
   std::unordered_map<std::string, TaskTiming> timings_;
   std::uint64_t next_chunk_id_ = 1;
+  Clock::time_point last_deadline_check_{};
   std::atomic<int> worker_count_{0};
+  std::atomic<int> parked_count_{0};
 
   std::thread thread_;
 };

@@ -5,11 +5,12 @@
 namespace fiber::detail {
 
 Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
-         std::size_t chunksize)
+         std::size_t chunksize, std::chrono::milliseconds timeout)
     : task_(std::move(task)),
       arguments_(std::move(arguments)),
       offsets_(std::move(offsets)),
       chunksize_(chunksize),
+      timeout_(timeout),
       outcomes_(offsets_.size() - 1) {}
 
 std::span<const char> Job::arguments(std::size_t first, std::size_t count) const {
@@ -24,7 +25,7 @@ std::span<const std::uint64_t> Job::offsets(std::size_t first, std::size_t count
 void Job::store(std::size_t first, std::vector<ItemResult> results,
                 std::shared_ptr<const Bytes> payload) {
   std::lock_guard lock(mutex_);
-  payloads_.push_back(payload);
+  if (payload) payloads_.push_back(payload);
   bool wake = waiters_ > 1;
   for (std::size_t i = 0; i < results.size(); ++i) {
     Outcome& outcome = outcomes_[first + i];
@@ -56,8 +57,8 @@ bool Job::done() const {
   return completed_ == outcomes_.size();
 }
 
-bool Job::wait_until(std::unique_lock<std::mutex>& lock,
-                     std::optional<Clock::time_point> deadline, const auto& ready) {
+bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::time_point> deadline,
+                     const auto& ready) {
   ++waiters_;
   bool ok = true;
   if (deadline) {

@@ -1,5 +1,7 @@
 #include "fiber/pool.hpp"
 
+#include <stdexcept>
+
 #include "pool_handle.hpp"
 #include "runtime_state.hpp"
 
@@ -8,17 +10,42 @@ namespace fiber {
 namespace detail {
 namespace {
 
+PoolOptions validated(PoolOptions options, int default_size) {
+  if (options.processes < 0) throw std::invalid_argument("fiber: processes must be >= 0");
+  if (options.max_retries < 0) throw std::invalid_argument("fiber: max_retries must be >= 0");
+  if (options.task_timeout.count() < 0 || options.worker_timeout.count() <= 0) {
+    throw std::invalid_argument("fiber: task_timeout must be >= 0 and worker_timeout > 0");
+  }
+  if (options.isolation == Isolation::none && options.task_timeout.count() > 0) {
+    throw std::invalid_argument(
+        "fiber: task_timeout needs Isolation::process (a task in the worker's own process "
+        "cannot be stopped)");
+  }
+  if (options.max_workers > 0) {
+    if (options.min_workers < 0 || options.min_workers > options.max_workers) {
+      throw std::invalid_argument("fiber: autoscaling needs 0 <= min_workers <= max_workers");
+    }
+    if (options.processes == 0) options.processes = std::max(options.min_workers, 1);
+    options.processes = std::clamp(options.processes, options.min_workers, options.max_workers);
+  } else if (options.processes == 0) {
+    options.processes = default_size;
+  }
+  return options;
+}
+
+// Waits for the initializers of new workers; throws the first one's error.
+void wait_for(const Dispatcher::InitializerJobs& initializers) {
+  for (auto& job : initializers) {
+    job->wait_all(std::nullopt);
+    job->result(0);
+  }
+}
+
 std::shared_ptr<PoolHandle> open_pool(const PoolOptions& options) {
   auto& state = runtime_state();
-  PoolOptions resolved = options;
-  if (resolved.processes < 0) throw std::invalid_argument("fiber: processes must be >= 0");
-  if (resolved.processes == 0) resolved.processes = state.default_pool_size;
-  auto [pool, initializers] = state.dispatcher->open_pool(resolved);
+  auto [pool, initializers] = state.dispatcher->open_pool(options);
   try {
-    for (auto& job : initializers) {
-      job->wait_all(std::nullopt);
-      job->result(0);  // throws the initializer's error
-    }
+    wait_for(initializers);
   } catch (...) {
     state.dispatcher->release(pool);
     throw;
@@ -30,7 +57,8 @@ std::shared_ptr<PoolHandle> open_pool(const PoolOptions& options) {
 }  // namespace detail
 
 Pool::Pool(PoolOptions options)
-    : options_(std::move(options)), handle_(detail::open_pool(options_)) {}
+    : options_(detail::validated(std::move(options), detail::runtime_state().default_pool_size)),
+      handle_(detail::open_pool(options_)) {}
 
 Pool::~Pool() {
   // A pool that outlives the runtime has nothing left to release: its workers are gone.
@@ -50,6 +78,11 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
     throw PoolClosed(state_ == State::closed ? "fiber: the pool is closed"
                                              : "fiber: the pool was terminated");
   }
+  if (job->timeout().count() > 0 && options_.isolation == Isolation::none) {
+    throw std::invalid_argument(
+        "fiber: a task timeout needs a pool with Isolation::process (a task in the worker's own "
+        "process cannot be stopped)");
+  }
   // Drop finished jobs from the front: amortized O(1) per call, even for 100,000 apply_async.
   while (!submitted_.empty()) {
     auto front = submitted_.front().lock();
@@ -58,6 +91,27 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
   }
   submitted_.push_back(job);
   detail::runtime_state().dispatcher->submit(handle_, job);
+}
+
+void Pool::resize(int processes) {
+  if (processes < 0) throw std::invalid_argument("fiber: a pool cannot have fewer than 0 workers");
+  if (state_ != State::running) throw PoolClosed("fiber: resize() on a closed pool");
+  detail::wait_for(detail::runtime_state().dispatcher->resize(handle_, processes));
+}
+
+PoolStats Pool::stats() const {
+  const auto& counters = handle_->counters;
+  PoolStats stats;
+  stats.workers = size();
+  stats.parked_workers =
+      detail::runtime_live() ? detail::runtime_state().dispatcher->parked_count() : 0;
+  stats.tasks_completed = counters.completed.load();
+  stats.tasks_failed = counters.failed.load();
+  stats.tasks_retried = counters.retried.load();
+  stats.crashes = counters.crashes.load();
+  stats.timeouts = counters.timeouts.load();
+  stats.workers_lost = counters.workers_lost.load();
+  return stats;
 }
 
 void Pool::close() {

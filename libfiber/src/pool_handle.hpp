@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -21,11 +22,18 @@ class PoolHandle {
   // The dispatcher thread's state.
   std::vector<int> workers;                // ids of the workers this pool holds
   std::deque<std::shared_ptr<Job>> queue;  // jobs with items not yet sent
+  int target = 0;                          // workers it should have (resize, autoscaling)
+  int autoscale_ceiling = 0;               // max_workers, lowered if spawning fails
   bool terminated = false;
+  bool released = false;
 
   // Readable from the pool's thread.
   mutable std::mutex info_mutex;
   std::vector<WorkerInfo> worker_infos;
+  struct Counters {
+    std::atomic<std::uint64_t> completed{0}, failed{0}, retried{0}, crashes{0}, timeouts{0},
+        workers_lost{0};
+  } counters;
 };
 
 }  // namespace fiber::detail

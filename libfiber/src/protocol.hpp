@@ -27,7 +27,9 @@ enum class MessageKind : std::uint32_t {
   welcome,    // master -> worker: the worker's id
   run,        // master -> worker: one chunk of a job
   result,     // worker -> master: the outcome of one chunk
+  heartbeat,  // worker -> master: alive, while it runs a chunk
   drop,       // master -> worker: answer queued chunks as cancelled (pool terminated)
+  park,       // master -> worker: no pool holds you; free what you can and sleep
   shutdown,   // master -> worker: disconnect and exit
 };
 
@@ -37,20 +39,36 @@ struct MessageHeader {
   std::uint64_t body_size;
 };
 
+// RunHeader::flags
+inline constexpr std::uint32_t kRunIsolated = 1;     // run in the worker's task process
+inline constexpr std::uint32_t kRunInitializer = 2;  // a pool's initializer: replay it in every
+                                                     // new task process
+
 // Body of a run message: RunHeader, task name, count + 1 item offsets (relative to the first
 // item), the items' bytes.
 struct RunHeader {
   std::uint64_t chunk_id;
   std::uint32_t name_size;
   std::uint32_t count;
+  std::uint32_t flags;
+  std::uint32_t timeout_ms;  // per item; 0: none
 };
 
-// Body of a result message: ResultHeader, count ItemStatus, the items' bytes back to back.
-// A failed item's bytes are its error: u32 size + type name, u32 size + message.
+// How a chunk ended (ResultHeader::status).
+enum class ChunkStatus : std::uint32_t {
+  complete = 0,
+  cancelled,  // dropped unrun (pool terminated)
+  crashed,    // the task process died running item `count`; the reason follows the items
+  timed_out,  // item `count` passed its deadline and was killed; the reason follows the items
+};
+
+// Body of a result message: ResultHeader, count ItemStatus, the items' bytes back to back, and
+// for crashed and timed_out a reason (u32 size + text). A failed item's bytes are its error:
+// u32 size + type name, u32 size + message. Items after a crashed one did not run.
 struct ResultHeader {
   std::uint64_t chunk_id;
   std::uint32_t count;
-  std::uint32_t cancelled;   // the chunk was dropped unrun
+  ChunkStatus status;
   std::uint64_t elapsed_ns;  // time spent running the chunk's items
 };
 

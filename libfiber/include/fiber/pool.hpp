@@ -12,7 +12,9 @@
 // context manager does; call close() and join() first to let it finish.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <iterator>
 #include <memory>
@@ -30,15 +32,53 @@
 
 namespace fiber {
 
+// Where a pool's tasks run.
+enum class Isolation {
+  // In a task process that each worker forks: a task that segfaults, aborts, calls exit, is
+  // killed or hangs takes down only that process; the worker reports it and forks another, and
+  // the task is retried (see max_retries). Costs a pipe round trip per chunk.
+  process,
+  // In the worker's MPI process itself: the fastest, but a crash loses the worker, and timeouts
+  // cannot be enforced.
+  none,
+};
+
 struct PoolOptions {
   // Number of workers; 0 means one per processor slot the job has (the allocation's slots less
   // the master's under a batch system, the cores of this machine otherwise).
   int processes = 0;
-  // Run once on each worker before it takes this pool's tasks: fiber::call(f, args...).
+  // Run once on each worker before it takes this pool's tasks: fiber::call(f, args...). With
+  // Isolation::process it runs again in every task process that replaces a crashed one.
   std::optional<Call> initializer{};
   // Items per chunk for map-like calls when the call does not say; 0 means automatic (chosen from
   // measured task times, smaller toward the end of a call so that the tail is balanced).
   std::size_t chunksize = 0;
+  Isolation isolation = Isolation::process;
+  // How often an item whose task process crashed or timed out is tried again before it fails
+  // with fiber::WorkerLost or fiber::TimeoutError (other items are not affected).
+  int max_retries = 2;
+  // Longest an item may run (0: no limit); fiber::with_timeout(f, t) sets it per call.
+  std::chrono::milliseconds task_timeout{0};
+  // A worker running tasks that is silent this long is taken for dead (its process was killed,
+  // its node lost): its tasks go to other workers and the pool gets a replacement.
+  std::chrono::milliseconds worker_timeout{10'000};
+  // Autoscaling, when max_workers > 0: the pool grows toward max_workers while items wait, and
+  // parks a worker that was idle for scale_down_after, down to min_workers.
+  int min_workers = 0;
+  int max_workers = 0;
+  std::chrono::milliseconds scale_down_after{5'000};
+};
+
+// Counters of one pool, from its start (pool.stats()).
+struct PoolStats {
+  int workers = 0;                    // workers the pool holds now
+  int parked_workers = 0;             // workers of the runtime that no pool holds
+  std::uint64_t tasks_completed = 0;  // items with a result or a task's exception
+  std::uint64_t tasks_failed = 0;     // items that ended in an error of any kind
+  std::uint64_t tasks_retried = 0;    // items sent again after a crash, timeout or lost worker
+  std::uint64_t crashes = 0;          // task processes that died running an item
+  std::uint64_t timeouts = 0;         // items killed at their deadline
+  std::uint64_t workers_lost = 0;     // workers taken for dead
 };
 
 namespace detail {
@@ -127,7 +167,7 @@ class Pool {
     detail::encode_call<F>(arguments, std::forward<Args>(args)...);
     std::vector<std::uint64_t> offsets{0, arguments.size()};
     auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
-                                             std::move(offsets), 1);
+                                             std::move(offsets), 1, detail::timeout_of(f));
     submit(job);
     return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
   }
@@ -138,6 +178,14 @@ class Pool {
   void join();
   // Stops now: pending work fails with fiber::PoolClosed, workers go back to the runtime.
   void terminate();
+
+  // Grows or shrinks the pool to n workers while it runs, losing nothing: growing takes parked
+  // workers first and spawns the rest (running the initializer on each); shrinking parks
+  // workers, those with work in flight once it is done. Throws fiber::SpawnError if workers
+  // cannot be started (e.g. more than the allocation has without oversubscription).
+  void resize(int processes);
+
+  PoolStats stats() const;
 
   // Number of workers the pool has.
   int size() const;
@@ -159,9 +207,9 @@ class Pool {
         detail::encode_call<F>(out, item);
       }
     });
-    auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
-                                             std::move(offsets),
-                                             chunksize ? chunksize : options_.chunksize);
+    auto job = std::make_shared<detail::Job>(
+        detail::task_name(f), std::move(arguments), std::move(offsets),
+        chunksize ? chunksize : options_.chunksize, detail::timeout_of(f));
     submit(job);
     return job;
   }

@@ -8,6 +8,7 @@
 // reference parameters are not allowed (a task has no way to send them back).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -96,18 +97,41 @@ struct Task<R(Args...)> {
   std::string name;
 };
 
+// A task with a deadline per item: pool.map(fiber::with_timeout(rollout, 5s), seeds). An item
+// running longer is killed and retried, then fails with fiber::TimeoutError (pools with
+// Isolation::process only).
+template <class F>
+struct TimedTask {
+  F task;
+  std::chrono::milliseconds timeout;
+};
+
+template <class F, class Rep, class Period>
+TimedTask<std::decay_t<F>> with_timeout(const F& task, std::chrono::duration<Rep, Period> timeout) {
+  return {task, std::chrono::duration_cast<std::chrono::milliseconds>(timeout)};
+}
+
 namespace detail {
 
 template <class F>
 struct TaskOf {
   using Function = F;
   static std::string name(F function) { return task_name_of(address_of(function)); }
+  static std::chrono::milliseconds timeout(F) { return {}; }
 };
 
 template <class Signature>
 struct TaskOf<Task<Signature>> {
   using Function = typename Task<Signature>::Function;
   static std::string name(const Task<Signature>& task) { return task.name; }
+  static std::chrono::milliseconds timeout(const Task<Signature>&) { return {}; }
+};
+
+template <class F>
+struct TaskOf<TimedTask<F>> {
+  using Function = typename TaskOf<F>::Function;
+  static std::string name(const TimedTask<F>& timed) { return TaskOf<F>::name(timed.task); }
+  static std::chrono::milliseconds timeout(const TimedTask<F>& timed) { return timed.timeout; }
 };
 
 template <class F>
@@ -122,6 +146,11 @@ using ParametersOf = typename FunctionTraits<FunctionOf<F>>::Parameters;
 template <class F>
 std::string task_name(const F& f) {
   return TaskOf<std::decay_t<F>>::name(f);
+}
+
+template <class F>
+std::chrono::milliseconds timeout_of(const F& f) {
+  return TaskOf<std::decay_t<F>>::timeout(f);
 }
 
 // An argument as the task's parameter type P: passed through when it already is one, converted

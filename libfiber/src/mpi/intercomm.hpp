@@ -27,6 +27,10 @@ class Intercomm {
 
   MPI_Comm get() const { return comm_; }
 
+  // Forgets the communicator without disconnecting: for a peer that died, where a disconnect
+  // would wait forever.
+  void release() { comm_ = MPI_COMM_NULL; }
+
   // Waits for pending communication on both sides, then separates the processes.
   void disconnect() {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_disconnect(&comm_);

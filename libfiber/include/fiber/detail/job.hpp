@@ -7,12 +7,15 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "fiber/serialization.hpp"
@@ -24,17 +27,24 @@ using Clock = std::chrono::steady_clock;
 class Job {
  public:
   // `arguments` holds every item's encoding back to back; item i is
-  // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic.
-  Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets, std::size_t chunksize);
+  // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic; `timeout` 0 means the
+  // pool's.
+  Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets, std::size_t chunksize,
+      std::chrono::milliseconds timeout = {});
 
   const std::string& task() const noexcept { return task_; }
   std::size_t size() const noexcept { return offsets_.size() - 1; }
   std::size_t chunksize() const noexcept { return chunksize_; }
+  std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   std::span<const char> arguments(std::size_t first, std::size_t count) const;
   std::span<const std::uint64_t> offsets(std::size_t first, std::size_t count) const;
 
   // --- dispatcher side (the dispatcher thread only) ---
   std::size_t next_unsent = 0;  // items before it have been cut into chunks
+  // Items to send again (first, count): after a crash, a timeout or a lost worker.
+  std::deque<std::pair<std::size_t, std::size_t>> requeued;
+  std::unordered_map<std::size_t, int> failed_attempts;  // item -> crashes and timeouts so far
+  bool has_unsent() const { return next_unsent < size() || !requeued.empty(); }
 
   // Stores the results of items [first, first + results.size()); `payload` owns the bytes the
   // spans point into. Items that already have an outcome keep it (exactly once).
@@ -78,6 +88,7 @@ class Job {
   const Bytes arguments_;
   const std::vector<std::uint64_t> offsets_;
   const std::size_t chunksize_;
+  const std::chrono::milliseconds timeout_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -1,0 +1,162 @@
+#include "task_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "chunk.hpp"
+#include "fiber/errors.hpp"
+
+namespace fiber::detail {
+namespace {
+
+bool read_full(int fd, void* data, std::size_t size) {
+  auto* at = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t got = ::read(fd, at, size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    at += got;
+    size -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+bool write_full(int fd, const void* data, std::size_t size) {
+  const auto* at = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t put = ::write(fd, at, size);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    at += put;
+    size -= static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
+// The child: reads chunks, runs their items, writes a record per item. Never returns.
+[[noreturn]] void serve_chunks(int in, int out) {
+  // Open MPI's handlers print its own crash report; a task's crash is ours to report. And the
+  // child must not outlive its worker.
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE}) {
+    ::signal(signal, SIG_DFL);
+  }
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) _exit(0);
+
+  ItemRunner runner;
+  Bytes body, record;
+  for (;;) {
+    std::uint64_t size = 0;
+    if (!read_full(in, &size, sizeof size)) _exit(0);  // the worker closed the pipe: done
+    body.resize(size);
+    if (!read_full(in, body.data(), size)) _exit(0);
+    RunBody run(body);
+    for (std::uint32_t i = 0; i < run.count(); ++i) {
+      record.clear();
+      runner.run(run, i, record);
+      if (!write_full(out, record.data(), record.size())) _exit(0);
+    }
+  }
+}
+
+std::string describe(int status) {
+  if (WIFSIGNALED(status)) {
+    int signal = WTERMSIG(status);
+    const char* name = sigabbrev_np(signal);
+    return "killed by signal " + (name ? "SIG" + std::string(name) : std::to_string(signal)) +
+           " (" + strsignal(signal) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+}  // namespace
+
+void TaskProcess::start() {
+  int down[2], up[2];
+  if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0) {
+    throw Error(std::string("fiber: cannot create a pipe for the task process: ") +
+                std::strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    throw Error(std::string("fiber: cannot fork the task process: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(down[1]);
+    ::close(up[0]);
+    serve_chunks(down[0], up[1]);
+  }
+  ::close(down[0]);
+  ::close(up[1]);
+  pid_ = pid;
+  to_child_ = down[1];
+  from_child_ = up[0];
+  fcntl(from_child_, F_SETFL, O_NONBLOCK);
+}
+
+std::string TaskProcess::reap() {
+  ::close(to_child_);
+  ::close(from_child_);
+  to_child_ = from_child_ = -1;
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  return describe(status);
+}
+
+void TaskProcess::stop() {
+  if (!running()) return;
+  ::close(to_child_);  // the child reads end of file and exits
+  to_child_ = -1;
+  // A child stuck in a task never reads: do not wait for it.
+  ::kill(pid_, SIGKILL);
+  reap();
+}
+
+std::string TaskProcess::kill() {
+  ::kill(pid_, SIGKILL);
+  return reap();
+}
+
+bool TaskProcess::send(std::span<const char> body) {
+  // A closed pipe must show as a failed write, not kill the worker with SIGPIPE.
+  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipe_ignored;
+  std::uint64_t size = body.size();
+  return write_full(to_child_, &size, sizeof size) && write_full(to_child_, body.data(), size);
+}
+
+bool TaskProcess::receive(Bytes& out, std::chrono::microseconds wait, std::string& death) {
+  pollfd readable{from_child_, POLLIN, 0};
+  timespec timeout{static_cast<time_t>(wait.count() / 1'000'000),
+                   static_cast<long>(wait.count() % 1'000'000) * 1000};
+  if (wait.count() > 0) ppoll(&readable, 1, &timeout, nullptr);
+  char buffer[64 * 1024];
+  for (;;) {
+    ssize_t got = ::read(from_child_, buffer, sizeof buffer);
+    if (got > 0) {
+      out.insert(out.end(), buffer, buffer + got);
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    death = reap();  // end of file: the child is gone
+    return false;
+  }
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,226 @@
+// Tasks that crash, exit, hang or kill their worker: contained, retried, reported, and every item
+// ends exactly once.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+#include <fiber/fiber.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "support/tasks.hpp"
+
+namespace {
+
+// A file per item marks its first attempt, so a task can fail only then (the master and its
+// workers share the file system).
+bool first_attempt(const std::string& marker_dir, int item) {
+  auto marker = std::filesystem::path(marker_dir) / std::to_string(item);
+  if (std::filesystem::exists(marker)) return false;
+  std::ofstream(marker) << "tried";
+  return true;
+}
+
+}  // namespace
+
+// Every 20th item crashes its first attempt, alternately by segfault and by SIGKILL.
+int crash_first_time(int item, std::string marker_dir) {
+  if (item % 20 == 7 && first_attempt(marker_dir, item)) {
+    if (item % 40 == 7) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;
+    }
+    raise(SIGKILL);
+  }
+  return item * 3;
+}
+FIBER_TASK(crash_first_time);
+
+int segfault_on(int item, int bad) {
+  if (item == bad) raise(SIGSEGV);
+  return item;
+}
+FIBER_TASK(segfault_on);
+
+int exit_or_abort(int how) {
+  if (how == 1) std::exit(3);
+  if (how == 2) std::abort();
+  return how;
+}
+FIBER_TASK(exit_or_abort);
+
+int hang_on(int item, int bad) {
+  if (item == bad) std::this_thread::sleep_for(std::chrono::hours(1));
+  return item;
+}
+FIBER_TASK(hang_on);
+
+// Kills its worker's MPI process (the task process's parent) on the first attempt of `item`.
+int kill_worker_first_time(int item, int bad, std::string marker_dir) {
+  if (item == bad && first_attempt(marker_dir, item)) kill(getppid(), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return item;
+}
+FIBER_TASK(kill_worker_first_time);
+
+long task_process_pid(int) { return static_cast<long>(getpid()); }
+FIBER_TASK(task_process_pid);
+
+namespace {
+
+using namespace std::chrono_literals;
+
+class Resilience : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    marker_dir_ = std::filesystem::temp_directory_path() /
+                  ("fiber-resilience-" + std::to_string(getpid()) + "-" +
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(marker_dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(marker_dir_); }
+  std::string marker_dir_;
+};
+
+TEST_F(Resilience, CrashingFirstAttemptsStillGiveExactResults) {
+  fiber::Pool pool({.processes = 4});
+  std::vector<std::tuple<int, std::string>> items;
+  std::vector<int> expected;
+  for (int i = 0; i < 1000; ++i) {
+    items.emplace_back(i, marker_dir_);
+    expected.push_back(3 * i);
+  }
+  EXPECT_EQ(pool.map(crash_first_time, items, 1), expected);
+  auto stats = pool.stats();
+  EXPECT_EQ(stats.crashes, 50u);
+  EXPECT_EQ(stats.tasks_retried, 50u);
+  EXPECT_EQ(stats.tasks_completed, 1000u);
+  EXPECT_EQ(stats.tasks_failed, 0u);
+  EXPECT_EQ(pool.size(), 4);  // the workers survived
+}
+
+TEST_F(Resilience, CrashesInsideLargerChunksLoseNothingAndDuplicateNothing) {
+  fiber::Pool pool({.processes = 3});
+  std::vector<std::tuple<int, std::string>> items;
+  std::vector<int> expected;
+  for (int i = 0; i < 1000; ++i) {
+    items.emplace_back(i, marker_dir_);
+    expected.push_back(3 * i);
+  }
+  std::vector<int> streamed;
+  // Chunks of 16: items after a crashed one in its chunk are sent again, items before it kept.
+  for (int value : pool.imap_unordered(crash_first_time, items, 16)) streamed.push_back(value);
+  std::sort(streamed.begin(), streamed.end());
+  EXPECT_EQ(streamed, expected);
+  EXPECT_EQ(pool.stats().crashes, 50u);
+}
+
+TEST_F(Resilience, AlwaysCrashingTaskIsWorkerLostAloneNamingTheSignal) {
+  fiber::Pool pool({.processes = 2, .max_retries = 2});
+  std::vector<std::tuple<int, int>> items;
+  for (int i = 0; i < 1000; ++i) items.emplace_back(i, 500);
+  auto stream = pool.imap(segfault_on, items);
+  int good = 0;
+  for (int i = 0; i < 1000; ++i) {
+    if (i == 500) {
+      try {
+        stream.next();
+        ADD_FAILURE() << "item 500 did not fail";
+      } catch (const fiber::WorkerLost& error) {
+        std::string what = error.what();
+        EXPECT_NE(what.find("SIGSEGV"), std::string::npos) << what;
+        EXPECT_NE(what.find("3 times"), std::string::npos) << what;
+      }
+      continue;
+    }
+    EXPECT_EQ(stream.next(), i);
+    ++good;
+  }
+  EXPECT_EQ(good, 999);
+  auto stats = pool.stats();
+  EXPECT_EQ(stats.crashes, 3u);
+  EXPECT_EQ(stats.tasks_retried, 2u);
+  EXPECT_EQ(stats.tasks_failed, 1u);
+  EXPECT_EQ(pool.apply(fiber_test::square, 9), 81);
+}
+
+TEST_F(Resilience, ExitAndAbortAreContained) {
+  fiber::Pool pool({.processes = 1, .max_retries = 0});
+  EXPECT_EQ(pool.apply(exit_or_abort, 0), 0);
+  try {
+    pool.apply(exit_or_abort, 1);
+    ADD_FAILURE();
+  } catch (const fiber::WorkerLost& error) {
+    EXPECT_NE(std::string(error.what()).find("exited with status 3"), std::string::npos)
+        << error.what();
+  }
+  try {
+    pool.apply(exit_or_abort, 2);
+    ADD_FAILURE();
+  } catch (const fiber::WorkerLost& error) {
+    EXPECT_NE(std::string(error.what()).find("SIGABRT"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(pool.apply(exit_or_abort, 5), 5);
+}
+
+TEST_F(Resilience, HungTaskTimesOut) {
+  fiber::Pool pool({.processes = 2, .max_retries = 1});
+  std::vector<std::tuple<int, int>> items;
+  for (int i = 0; i < 20; ++i) items.emplace_back(i, 13);
+  auto pending = pool.map_async(fiber::with_timeout(hang_on, 300ms), items, 1);
+  try {
+    pending.get();
+    ADD_FAILURE() << "no timeout";
+  } catch (const fiber::TimeoutError& error) {
+    EXPECT_NE(std::string(error.what()).find("hang_on"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(pool.stats().timeouts, 2u);  // the first attempt and one retry
+  // The per-pool timeout does the same.
+  fiber::Pool strict({.processes = 1, .max_retries = 0, .task_timeout = 200ms});
+  EXPECT_THROW(strict.apply(hang_on, 1, 1), fiber::TimeoutError);
+  EXPECT_EQ(strict.apply(hang_on, 2, 1), 2);
+}
+
+TEST_F(Resilience, TimeoutNeedsIsolation) {
+  EXPECT_THROW(
+      fiber::Pool({.processes = 1, .isolation = fiber::Isolation::none, .task_timeout = 1s}),
+      std::invalid_argument);
+  fiber::Pool pool({.processes = 1, .isolation = fiber::Isolation::none});
+  EXPECT_THROW(pool.apply(fiber::with_timeout(hang_on, 1s), 1, 2), std::invalid_argument);
+}
+
+TEST_F(Resilience, KilledWorkerProcessIsReplacedAndTheMapCompletes) {
+  fiber::Pool pool({.processes = 3, .worker_timeout = 1500ms});
+  auto before = pool.workers();
+  std::vector<std::tuple<int, int, std::string>> items;
+  std::vector<int> expected;
+  for (int i = 0; i < 300; ++i) {
+    items.emplace_back(i, 100, marker_dir_);
+    expected.push_back(i);
+  }
+  EXPECT_EQ(pool.map(kill_worker_first_time, items, 1), expected);
+  auto stats = pool.stats();
+  EXPECT_EQ(stats.workers_lost, 1u);
+  EXPECT_EQ(pool.size(), 3);  // capacity restored
+  std::set<long> pids_before, pids_after;
+  for (const auto& w : before) pids_before.insert(w.pid);
+  for (const auto& w : pool.workers()) pids_after.insert(w.pid);
+  EXPECT_NE(pids_before, pids_after);
+}
+
+TEST_F(Resilience, TasksRunInTheirOwnProcessUnlessIsolationIsNone) {
+  fiber::Pool isolated({.processes = 1});
+  EXPECT_NE(isolated.apply(task_process_pid, 0), isolated.workers().at(0).pid);
+  isolated.terminate();
+  fiber::Pool inline_pool({.processes = 1, .isolation = fiber::Isolation::none});
+  EXPECT_EQ(inline_pool.apply(task_process_pid, 0), inline_pool.workers().at(0).pid);
+}
+
+}  // namespace
