@@ -202,6 +202,20 @@ void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
 
 int Dispatcher::spawn_worker() {
   int id = static_cast<int>(workers_.size());
+  // Without oversubscription, check the slots first: after a spawn that failed for want of
+  // slots, Open MPI 4.1's mpirun never exits. (A singleton reports a universe of 1; there MPI
+  // itself says no.)
+  int* universe = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found);
+  int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
+                                                [](const auto& w) { return !w->dead; }));
+  if (!oversubscription_allowed() && found && *universe > 1 && live + 1 > *universe) {
+    throw SpawnError(fmt::format(
+        "fiber: cannot start worker {}: the job has {} slots and {} are taken (the master and {} "
+        "workers); ask for fewer processes, a larger allocation, or set FIBER_OVERSUBSCRIBE=1",
+        id, *universe, live, live - 1));
+  }
   std::vector<char*> argv;
   for (const auto& argument : worker_argv_) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
