@@ -1,7 +1,8 @@
 // Throughput of empty tasks on fiber pools of 1, 2 and 4 workers: Pool::map at chunksize 1 and at
 // automatic chunks, and the loop of the Fiber paper's benchmark (rounds of one apply_async per
-// worker, then get() on all of them). Each measurement is the best of 3; one CSV line each on
-// stdout, a human line on stderr:
+// worker, then get() on all of them); with tasks in the worker processes (fiber-inline,
+// Isolation::none) and in their task processes (fiber, the default). Each measurement is the best
+// of 3; one CSV line each on stdout, a human line on stderr:
 //
 //   framework,mode,workers,chunksize,tasks,seconds,tasks_per_second
 //
@@ -98,17 +99,21 @@ double best_seconds(Run run) {
   return best;
 }
 
+// The framework column: "fiber" for the default pool (tasks in a task process per worker,
+// crashes contained), "fiber-inline" for Isolation::none (tasks in the worker process itself).
+const char* framework = "fiber";
+
 void report(const char* mode, int workers, std::size_t chunksize, std::size_t tasks,
             double seconds) {
   double per_second = static_cast<double>(tasks) / seconds;
-  std::printf("fiber,%s,%d,%zu,%zu,%.6f,%.1f\n", mode, workers, chunksize, tasks, seconds,
+  std::printf("%s,%s,%d,%zu,%zu,%.6f,%.1f\n", framework, mode, workers, chunksize, tasks, seconds,
               per_second);
   std::fflush(stdout);
   std::fprintf(
       stderr,
-      "fiber %-11s workers %d chunksize %-4s %8zu tasks %7.3f s %10.0f tasks/s %7.2f us/task\n",
-      mode, workers, chunksize ? std::to_string(chunksize).c_str() : "auto", tasks, seconds,
-      per_second, 1e6 / per_second);
+      "%-12s %-11s workers %d chunksize %-4s %8zu tasks %7.3f s %10.0f tasks/s %7.2f us/task\n",
+      framework, mode, workers, chunksize ? std::to_string(chunksize).c_str() : "auto", tasks,
+      seconds, per_second, 1e6 / per_second);
 }
 
 std::vector<int> numbers(std::size_t count) {
@@ -173,16 +178,21 @@ int main(int argc, char** argv) {
   const Sizes& sizes = options.sizes;
   // Errors end the program through here, so that the pool and the runtime shut the workers down.
   try {
-    for (int workers : kWorkerCounts) {
-      // Pools borrow the runtime's parked workers and spawn only the ones missing.
-      fiber::Pool pool({.processes = workers});
-      if (pool.size() != workers) {
-        throw std::runtime_error("asked for " + std::to_string(workers) + " workers, got " +
-                                 std::to_string(pool.size()));
+    // Tasks in the worker process itself (the pool's own overhead), then in the default pool's
+    // task processes (what crash containment costs on top).
+    for (auto isolation : {fiber::Isolation::none, fiber::Isolation::process}) {
+      framework = isolation == fiber::Isolation::none ? "fiber-inline" : "fiber";
+      for (int workers : kWorkerCounts) {
+        // Pools borrow the runtime's parked workers and spawn only the ones missing.
+        fiber::Pool pool({.processes = workers, .isolation = isolation});
+        if (pool.size() != workers) {
+          throw std::runtime_error("asked for " + std::to_string(workers) + " workers, got " +
+                                   std::to_string(pool.size()));
+        }
+        measure_map(pool, workers, 1, sizes.single);
+        measure_map(pool, workers, 0, sizes.chunked);
+        measure_apply_async(pool, workers, sizes.apply_async);
       }
-      measure_map(pool, workers, 1, sizes.single);
-      measure_map(pool, workers, 0, sizes.chunked);
-      measure_apply_async(pool, workers, sizes.apply_async);
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "fiber_throughput: %s\n", error.what());

@@ -1,8 +1,9 @@
 // How a polling loop waits when nothing happened: MPI offers no blocking wait that also wakes on
-// other events, so loops poll. Right after activity they spin with sched_yield (a result or task
-// is likely soon, and yielding lets oversubscribed processes run); after spin_for of quiet they
-// sleep for a growing fraction of the quiet time, capped, so an idle process costs ~0 % CPU while
-// the added latency stays a small fraction (1/32) of the wait.
+// other events, so loops poll. Right after activity they poll without a system call (the next
+// message is usually microseconds away, and a sched_yield costs about as much); then they spin
+// with sched_yield (which lets oversubscribed processes run); after spin_for of quiet they sleep
+// for a growing fraction of the quiet time, capped, so an idle process costs ~0 % CPU while the
+// added latency stays a small fraction (1/32) of the wait.
 #pragma once
 
 #include <sched.h>
@@ -27,7 +28,9 @@ class Backoff {
   // As pause(), with another cap on the sleep (e.g. longer for a parked worker).
   void pause(Clock::duration max_sleep) const {
     auto quiet = Clock::now() - last_activity_;
-    if (quiet < spin_for_) {
+    if (quiet < kBusyPoll) {
+      for (int i = 0; i < 16; ++i) cpu_relax();
+    } else if (quiet < spin_for_) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(std::min<Clock::duration>(max_sleep, quiet / 32));
@@ -35,6 +38,12 @@ class Backoff {
   }
 
  private:
+  static constexpr auto kBusyPoll = std::chrono::microseconds(20);
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
   Clock::duration spin_for_;
   Clock::duration max_sleep_;
   Clock::time_point last_activity_ = Clock::now();

@@ -26,6 +26,9 @@ constexpr auto kHelloTimeout = 120s;
 // A chunk should run about this long when the chunk size is automatic: long enough that the
 // per-chunk cost of a round trip is small beside it, short enough to balance well.
 constexpr double kTargetChunkSeconds = 0.5e-3;
+// Chunks with arguments up to this size that go to one worker together travel in one message.
+constexpr std::size_t kBatchedArguments = 16 * 1024;
+constexpr std::size_t kBatchBytes = 48 * 1024;
 
 template <class T>
 std::span<const char> bytes_of(const T& value) {
@@ -273,7 +276,7 @@ int Dispatcher::spawn_worker() {
 
 void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
                             const std::shared_ptr<Job>& job, std::size_t first, std::size_t count,
-                            std::uint32_t flags) {
+                            std::uint32_t flags, Batch* batch) {
   std::uint64_t chunk_id = next_chunk_id_++;
   bool isolated = pool->options.isolation == Isolation::process;
   auto timeout = job->timeout().count() > 0 ? job->timeout() : pool->options.task_timeout;
@@ -281,28 +284,46 @@ void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& p
                    static_cast<std::uint32_t>(count), flags | (isolated ? kRunIsolated : 0u),
                    static_cast<std::uint32_t>(timeout.count())};
   auto offsets = job->offsets(first, count);
-  std::vector<std::uint64_t> relative(offsets.size());
+  auto& relative = scratch_offsets_;
+  relative.resize(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) relative[i] = offsets[i] - offsets[0];
-  worker.channel.send(MessageKind::run,
-                      {bytes_of(header), std::span(job->task().data(), job->task().size()),
-                       std::span(reinterpret_cast<const char*>(relative.data()),
-                                 relative.size() * sizeof(std::uint64_t)),
-                       job->arguments(first, count)},
-                      job);
+  std::span<const char> name(job->task().data(), job->task().size());
+  std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
+                                     relative.size() * sizeof(std::uint64_t));
+  auto arguments = job->arguments(first, count);
+  if (batch && arguments.size() <= kBatchedArguments) {
+    batch->add({bytes_of(header), name, offset_bytes, arguments});
+  } else {
+    // Alone, as a list of one entry; the arguments are sent in place (the job stays alive).
+    std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
+    worker.channel.send(MessageKind::run,
+                        {bytes_of(size), bytes_of(header), name, offset_bytes, arguments}, job);
+  }
   // A worker that had nothing to do had no reason to talk: its silence starts now.
-  if (worker.in_flight.empty()) worker.last_heard = Clock::now();
+  if (worker.in_flight.empty()) worker.last_heard = now_;
   worker.in_flight.push_back({chunk_id, job, pool, first, count});
+}
+
+const Dispatcher::TaskTiming* Dispatcher::timing_of(const Job& job) const {
+  // Consecutive chunks are of the same task: remember its entry (map entries do not move), and
+  // compare names rather than hash one.
+  if (!last_timing_ || last_timing_->first != job.task()) {
+    auto found = timings_.find(job.task());
+    if (found == timings_.end()) return nullptr;
+    last_timing_ = &*found;
+  }
+  return last_timing_->second.measured ? &last_timing_->second : nullptr;
 }
 
 std::size_t Dispatcher::chunk_size(const PoolHandle& pool, const Job& job) const {
   std::size_t remaining = job.size() - job.next_unsent;
   if (job.chunksize() > 0) return std::min(job.chunksize(), remaining);
-  auto timing = timings_.find(job.task());
-  if (timing == timings_.end() || !timing->second.measured) return 1;  // probe the cost first
+  const TaskTiming* timing = timing_of(job);
+  if (!timing) return 1;  // probe the cost first
   // Guided: never more than half of a fair share of what is left, so the tail stays balanced.
   std::size_t workers = std::max<std::size_t>(1, pool.workers.size());
   std::size_t guided = std::max<std::size_t>(1, remaining / (2 * workers));
-  double per_item = std::max(timing->second.seconds_per_item, 1e-9);
+  double per_item = std::max(timing->seconds_per_item, 1e-9);
   auto by_time = static_cast<std::size_t>(std::max(1.0, kTargetChunkSeconds / per_item));
   return std::min({by_time, guided, remaining});
 }
@@ -311,9 +332,9 @@ std::size_t Dispatcher::in_flight_limit(const Job& job, std::size_t chunk) const
   // A chunk queued behind the running one hides the round trip, but a worker must never hold
   // work that another could start: only short chunks (measured) are queued, and the shorter they
   // are, the deeper the pipeline. Long ones go one at a time, the round trip small beside them.
-  auto timing = timings_.find(job.task());
-  if (timing == timings_.end() || !timing->second.measured) return 1;
-  double chunk_seconds = timing->second.seconds_per_item * static_cast<double>(chunk);
+  const TaskTiming* timing = timing_of(job);
+  if (!timing) return 1;
+  double chunk_seconds = timing->seconds_per_item * static_cast<double>(chunk);
   if (chunk_seconds < 50e-6) return 8;
   if (chunk_seconds < 2e-3) return 2;
   return 1;
@@ -327,7 +348,8 @@ bool Dispatcher::dispatch() {
     for (int pass = 0; pass < 2 && !pool->queue.empty(); ++pass) {
       for (int id : pool->workers) {
         Worker& worker = *workers_[id];
-        while (!pool->queue.empty()) {
+        Batch batch(MessageKind::run, kBatchBytes);
+        while (!pool->queue.empty() && !batch.full()) {
           auto job = pool->queue.front();
           std::size_t first, count;
           if (!job->requeued.empty()) {
@@ -338,7 +360,7 @@ bool Dispatcher::dispatch() {
           }
           // Prefetch only for a worker that answered just now: one stuck in a long item must
           // not collect work that another could start.
-          bool answering = Clock::now() - worker.last_result < 1ms;
+          bool answering = now_ - worker.last_result < 1ms;
           std::size_t limit = pass == 0 || !answering ? 1 : in_flight_limit(*job, count);
           if (worker.in_flight.size() >= limit) break;
           if (!job->requeued.empty()) {
@@ -351,9 +373,10 @@ bool Dispatcher::dispatch() {
             job->next_unsent += count;
           }
           if (!job->has_unsent()) pool->queue.pop_front();
-          send_chunk(worker, pool, job, first, count);
+          send_chunk(worker, pool, job, first, count, 0, &batch);
           sent = true;
         }
+        batch.send(worker.channel);
       }
     }
   }
@@ -380,9 +403,10 @@ bool Dispatcher::poll_workers() {
     auto message = worker.channel.on_received(statuses[k], &receives_[id]);
     if (!message) continue;
     worker.channel.post_receive(&receives_[id]);
-    worker.last_heard = Clock::now();
+    worker.last_heard = now_;
     if (message->kind == MessageKind::result) {
-      on_result(worker, std::move(*message));
+      auto list = std::make_shared<const Bytes>(std::move(message->body));
+      for_each_entry(*list, [&](std::span<const char> result) { on_result(worker, list, result); });
       park_if_drained(id);
     }
     any = true;
@@ -393,10 +417,12 @@ bool Dispatcher::poll_workers() {
   return any;
 }
 
-void Dispatcher::on_result(Worker& worker, Message message) {
-  auto payload = std::make_shared<const Bytes>(std::move(message.body));
-  BodyReader reader(*payload);
+void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& message,
+                           std::span<const char> body) {
+  BodyReader reader(body);
   auto header = reader.raw<ResultHeader>();
+  // Item results are kept as spans of the whole message: offsets from its start.
+  auto base = static_cast<std::uint64_t>(body.data() - message->data());
   auto chunk = std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
                             [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
   if (chunk == worker.in_flight.end()) {
@@ -404,9 +430,13 @@ void Dispatcher::on_result(Worker& worker, Message message) {
   }
   InFlight done = std::move(*chunk);
   worker.in_flight.erase(chunk);
-  worker.last_result = Clock::now();
+  worker.last_result = now_;
   if (worker.in_flight.empty()) worker.idle_since = worker.last_result;
   if (header.status == ChunkStatus::cancelled) return;  // failed when the pool was terminated
+  if (header.status == ChunkStatus::not_run) {
+    requeue(done, done.first, done.count);
+    return;
+  }
 
   if (header.count > 0 && header.status == ChunkStatus::complete) {
     auto& timing = timings_[done.job->task()];
@@ -416,12 +446,13 @@ void Dispatcher::on_result(Worker& worker, Message message) {
     timing.measured = true;
   }
 
-  std::vector<Job::ItemResult> results(header.count);
+  auto& results = scratch_results_;
+  results.assign(header.count, Job::ItemResult{});
   std::uint64_t failed = 0;
   for (auto& result : results) {
     auto status = reader.raw<ItemStatus>();
     result.ok = status.ok != 0;
-    result.offset = reader.position();
+    result.offset = base + reader.position();
     result.size = status.size;
     auto bytes = reader.take(status.size);
     if (!result.ok) {
@@ -434,11 +465,14 @@ void Dispatcher::on_result(Worker& worker, Message message) {
   }
   done.pool->counters.completed += header.count;
   done.pool->counters.failed += failed;
-  done.job->store(done.first, std::move(results), payload);
+  done.job->store(done.first, results, message);
 
   if (header.status == ChunkStatus::crashed || header.status == ChunkStatus::timed_out) {
     std::string reason = reader.string();
-    std::size_t item = done.first + header.count;
+    // Items from header.count on have no result: the one the task process died running is
+    // counted against its retries, the others are sent again.
+    std::size_t item = done.first + header.failed_item;
+    requeue(done, done.first + header.count, header.failed_item - header.count);
     std::exception_ptr error;
     if (header.status == ChunkStatus::crashed) {
       ++done.pool->counters.crashes;
@@ -462,7 +496,8 @@ void Dispatcher::retry_or_fail(const InFlight& chunk, std::size_t item,
   if (++failures > chunk.pool->options.max_retries) {
     ++chunk.pool->counters.completed;
     ++chunk.pool->counters.failed;
-    chunk.job->store(item, {Job::ItemResult{false, 0, 0, error}}, nullptr);
+    Job::ItemResult failure{false, 0, 0, error};
+    chunk.job->store(item, std::span(&failure, 1), nullptr);
     return;
   }
   ++chunk.pool->counters.retried;
@@ -614,6 +649,7 @@ void Dispatcher::loop() {
       inbox_filled_.store(false, std::memory_order_relaxed);
       if (stopping_ && commands.empty()) break;
     }
+    now_ = Clock::now();
     for (auto& command : commands) command();
     bool active = !commands.empty();
     active |= poll_workers();
@@ -622,7 +658,7 @@ void Dispatcher::loop() {
     check_deadlines();
     if (active) {
       backoff.activity();
-      last_activity = Clock::now();
+      last_activity = now_;
     } else {
       backoff.pause();
     }
@@ -646,6 +682,7 @@ void Dispatcher::shutdown_workers() {
   }
   Backoff backoff(10ms, 1ms);
   while (work_in_flight()) {
+    now_ = Clock::now();
     if (poll_workers()) {
       backoff.activity();
     } else {

@@ -96,14 +96,19 @@ class Dispatcher {
   void remove_from_pool(int worker_id);
   void park_if_drained(int worker_id);
 
+  // Sends a chunk to a worker; a small one joins `batch` when given (sent by the caller).
   void send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
                   const std::shared_ptr<Job>& job, std::size_t first, std::size_t count,
-                  std::uint32_t flags = 0);
+                  std::uint32_t flags = 0, Batch* batch = nullptr);
+  // The measured timing of a job's task, or null before the first measurement.
+  const TaskTiming* timing_of(const Job& job) const;
   std::size_t chunk_size(const PoolHandle& pool, const Job& job) const;
   std::size_t in_flight_limit(const Job& job, std::size_t chunk) const;
   bool dispatch();
   bool poll_workers();
-  void on_result(Worker& worker, Message message);
+  // One result entry of a result message (kept alive by `message`, which results point into).
+  void on_result(Worker& worker, const std::shared_ptr<const Bytes>& message,
+                 std::span<const char> body);
   // Item `item` of a chunk failed without an answer (crash, timeout, lost worker): try it again,
   // or give up on it with `error` once it failed more than max_retries times.
   void retry_or_fail(const InFlight& chunk, std::size_t item, const std::exception_ptr& error);
@@ -131,6 +136,10 @@ class Dispatcher {
   std::vector<int> parked_;                       // ids of workers no pool holds
   std::vector<std::shared_ptr<PoolHandle>> pools_;
   std::unordered_map<std::string, TaskTiming> timings_;
+  mutable const std::pair<const std::string, TaskTiming>* last_timing_ = nullptr;
+  Clock::time_point now_ = Clock::now();  // read once per loop iteration
+  std::vector<std::uint64_t> scratch_offsets_;
+  std::vector<Job::ItemResult> scratch_results_;
   std::uint64_t next_chunk_id_ = 1;
   Clock::time_point last_deadline_check_{};
   std::atomic<int> worker_count_{0};

@@ -22,7 +22,7 @@ std::span<const std::uint64_t> Job::offsets(std::size_t first, std::size_t count
   return std::span<const std::uint64_t>(offsets_).subspan(first, count + 1);
 }
 
-void Job::store(std::size_t first, std::vector<ItemResult> results,
+void Job::store(std::size_t first, std::span<ItemResult> results,
                 std::shared_ptr<const Bytes> payload) {
   std::lock_guard lock(mutex_);
   if (payload) payloads_.push_back(payload);

@@ -13,6 +13,19 @@ void append_string(Bytes& out, std::string_view text) {
   out.insert(out.end(), text.begin(), text.end());
 }
 
+void Batch::add(std::initializer_list<std::span<const char>> parts) {
+  std::uint64_t size = 0;
+  for (auto part : parts) size += part.size();
+  append_raw(bytes_, size);
+  for (auto part : parts) bytes_.insert(bytes_.end(), part.begin(), part.end());
+}
+
+void Batch::send(Channel& channel) {
+  if (bytes_.empty()) return;
+  channel.send(kind_, {bytes_});
+  bytes_.clear();
+}
+
 std::span<const char> BodyReader::take(std::size_t size) {
   if (body_.size() - position_ < size) throw Error("fiber: a protocol message was cut short");
   auto part = body_.subspan(position_, size);

@@ -1,7 +1,9 @@
 // The messages between the master and a worker, and a Channel that sends and receives them over
 // one intercommunicator.
 //
-// A message is a MessageHeader followed by a body. A message of up to kEagerBytes travels as one
+// A message is a MessageHeader followed by a body. Run and result bodies are lists: each entry a
+// u64 size and then one chunk's body, so that several small chunks (or their results) travel in
+// one MPI message. A message of up to kEagerBytes travels as one
 // MPI message on kHeaderTag; a larger one sends the header alone (body_follows set) and then the
 // body on kBodyTag in pieces of at most kPieceBytes (MPI counts are ints), which the receiver
 // gathers into one buffer. Every Run gets exactly one Result.
@@ -10,6 +12,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -18,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber::detail {
@@ -58,18 +62,22 @@ struct RunHeader {
 enum class ChunkStatus : std::uint32_t {
   complete = 0,
   cancelled,  // dropped unrun (pool terminated)
-  crashed,    // the task process died running item `count`; the reason follows the items
-  timed_out,  // item `count` passed its deadline and was killed; the reason follows the items
+  crashed,    // the task process died running item `failed_item`; the reason follows the items
+  timed_out,  // item `failed_item` passed its deadline and was killed; the reason follows
+  not_run,    // its task process died before reaching it: send it again, nothing counted
 };
 
 // Body of a result message: ResultHeader, count ItemStatus, the items' bytes back to back, and
 // for crashed and timed_out a reason (u32 size + text). A failed item's bytes are its error:
-// u32 size + type name, u32 size + message. Items after a crashed one did not run.
+// u32 size + type name, u32 size + message. When a task process dies, the items from `count` on
+// have no result: `failed_item` is the one it died running (count <= failed_item).
 struct ResultHeader {
   std::uint64_t chunk_id;
   std::uint32_t count;
   ChunkStatus status;
   std::uint64_t elapsed_ns;  // time spent running the chunk's items
+  std::uint32_t failed_item;
+  std::uint32_t unused;
 };
 
 struct ItemStatus {
@@ -95,6 +103,35 @@ void append_raw(Bytes& out, const T& value) {
 }
 
 void append_string(Bytes& out, std::string_view text);
+
+// Calls `each` with every entry of a list body (u64 size + bytes, repeated).
+template <class Each>
+void for_each_entry(std::span<const char> list, Each each) {
+  while (!list.empty()) {
+    std::uint64_t size;
+    if (list.size() < sizeof size) throw Error("fiber: a protocol list was cut short");
+    std::memcpy(&size, list.data(), sizeof size);
+    if (list.size() - sizeof size < size) throw Error("fiber: a protocol list was cut short");
+    each(list.subspan(sizeof size, size));
+    list = list.subspan(sizeof size + size);
+  }
+}
+
+// Collects small entries of a list body to send them as one message.
+class Batch {
+ public:
+  Batch(MessageKind kind, std::size_t max_bytes) : kind_(kind), max_bytes_(max_bytes) {}
+  bool empty() const { return bytes_.empty(); }
+  // Appends one entry made of `parts` back to back.
+  void add(std::initializer_list<std::span<const char>> parts);
+  bool full() const { return bytes_.size() >= max_bytes_; }
+  void send(class Channel& channel);
+
+ private:
+  MessageKind kind_;
+  std::size_t max_bytes_;
+  Bytes bytes_;
+};
 
 // Reads values front to back out of a message body; throws fiber::Error on a short body.
 class BodyReader {

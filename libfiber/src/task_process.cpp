@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,8 +43,18 @@ bool write_full(int fd, const void* data, std::size_t size) {
   return true;
 }
 
-// The child: reads chunks, runs their items, writes a record per item. Never returns.
-[[noreturn]] void serve_chunks(int in, int out) {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Records are written in batches: a write per item would cost more than a small task.
+constexpr std::size_t kFlushBytes = 256 * 1024;
+constexpr std::int64_t kFlushNanoseconds = 2'000'000;
+
+// The child: reads chunks, runs their items, writes their records. Never returns.
+[[noreturn]] void serve_chunks(int in, int out, TaskProcess::Progress* progress) {
   // Open MPI's handlers print its own crash report; a task's crash is ours to report. And the
   // child must not outlive its worker.
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE}) {
@@ -56,17 +67,27 @@ bool write_full(int fd, const void* data, std::size_t size) {
   if (getppid() == 1) _exit(0);
 
   ItemRunner runner;
-  Bytes body, record;
+  Bytes body, records;
   for (;;) {
     std::uint64_t size = 0;
     if (!read_full(in, &size, sizeof size)) _exit(0);  // the worker closed the pipe: done
     body.resize(size);
     if (!read_full(in, body.data(), size)) _exit(0);
     RunBody run(body);
+    progress->chunk.store(run.header().chunk_id, std::memory_order_relaxed);
+    records.clear();
+    std::int64_t last_flush = now_ns();
     for (std::uint32_t i = 0; i < run.count(); ++i) {
-      record.clear();
-      runner.run(run, i, record);
-      if (!write_full(out, record.data(), record.size())) _exit(0);
+      std::int64_t started = now_ns();
+      progress->item.store(i, std::memory_order_relaxed);
+      progress->item_started_ns.store(started, std::memory_order_release);
+      runner.run(run, i, records);
+      bool last = i + 1 == run.count();
+      if (last || records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
+        if (!write_full(out, records.data(), records.size())) _exit(0);
+        records.clear();
+        last_flush = started;
+      }
     }
   }
 }
@@ -85,6 +106,18 @@ std::string describe(int status) {
 }  // namespace
 
 void TaskProcess::start() {
+  if (!progress_) {
+    void* shared =
+        mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+      throw Error(std::string("fiber: cannot map memory for the task process: ") +
+                  std::strerror(errno));
+    }
+    progress_ = new (shared) Progress();
+  }
+  progress_->chunk.store(0);
+  progress_->item.store(0);
+  progress_->item_started_ns.store(now_ns());
   int down[2], up[2];
   if (pipe2(down, O_CLOEXEC) != 0 || pipe2(up, O_CLOEXEC) != 0) {
     throw Error(std::string("fiber: cannot create a pipe for the task process: ") +
@@ -97,7 +130,7 @@ void TaskProcess::start() {
   if (pid == 0) {
     ::close(down[1]);
     ::close(up[0]);
-    serve_chunks(down[0], up[1]);
+    serve_chunks(down[0], up[1], progress_);
   }
   ::close(down[0]);
   ::close(up[1]);
@@ -125,6 +158,11 @@ void TaskProcess::stop() {
   // A child stuck in a task never reads: do not wait for it.
   ::kill(pid_, SIGKILL);
   reap();
+}
+
+std::chrono::steady_clock::time_point TaskProcess::item_started() const {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(progress_->item_started_ns.load(std::memory_order_acquire)));
 }
 
 std::string TaskProcess::kill() {

@@ -2,12 +2,16 @@
 // that a task that segfaults, aborts, calls exit or hangs takes down only this child. The worker
 // sees its death at once (end of file on the pipe, then waitpid), reports it, and forks a new one
 // when the next chunk comes. The child makes no MPI calls; it talks to its parent over two pipes:
-// chunk bodies in (u64 size + bytes), item records out as each item finishes.
+// chunk bodies in (u64 size + bytes), item records out in batches (at the end of a chunk, or
+// every few milliseconds in a long one). A page of shared memory says which item it is running
+// and since when, with no system call per item: that names the item that crashed or hung.
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +22,13 @@ namespace fiber::detail {
 
 class TaskProcess {
  public:
+  // Written by the child, read by the worker.
+  struct Progress {
+    std::atomic<std::uint64_t> chunk{0};           // id of the chunk it runs
+    std::atomic<std::uint32_t> item{0};            // index in that chunk
+    std::atomic<std::int64_t> item_started_ns{0};  // CLOCK_MONOTONIC, as steady_clock here
+  };
+
   TaskProcess() = default;
   ~TaskProcess() { stop(); }
   TaskProcess(const TaskProcess&) = delete;
@@ -30,17 +41,24 @@ class TaskProcess {
   // Kills the child and says how it ended.
   std::string kill();
 
-  // Sends a chunk's body to the child. False if the child is gone.
+  // Sends a chunk's body to the child. False if the child is gone. The pipe holds 64 KiB: a
+  // body sent while the child still runs earlier chunks must fit in what is left of it, or both
+  // processes could block writing to each other.
   bool send(std::span<const char> body);
   // Appends what the child has written to `out`, waiting at most `wait` for something. Returns
   // false when the child has died: then `death` says how (e.g. "killed by signal SIGSEGV").
   bool receive(Bytes& out, std::chrono::microseconds wait, std::string& death);
+
+  std::uint64_t current_chunk() const { return progress_->chunk.load(); }
+  std::uint32_t current_item() const { return progress_->item.load(); }
+  std::chrono::steady_clock::time_point item_started() const;
 
  private:
   std::string reap();
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;
+  Progress* progress_ = nullptr;  // shared with the child, mapped for the worker's lifetime
 };
 
 }  // namespace fiber::detail

@@ -11,6 +11,10 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "backoff.hpp"
 #include "chunk.hpp"
 #include "mpi/intercomm.hpp"
@@ -37,17 +41,18 @@ std::string host_name() {
 }
 
 Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus status,
-                    Clock::duration elapsed) {
+                    Clock::duration elapsed, std::uint32_t failed_item = 0) {
   Bytes head;
-  append_raw(head, ResultHeader{
-                       chunk_id, count, status,
-                       static_cast<std::uint64_t>(
-                           std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count())});
+  auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  append_raw(head, ResultHeader{chunk_id, count, status, static_cast<std::uint64_t>(nanoseconds),
+                                failed_item, 0});
   return head;
 }
 
 // The worker's MPI process: takes chunks from the master, runs them (in its task process when
-// the pool isolates tasks, else itself), sends results, heartbeats and crash reports.
+// the pool isolates tasks, else itself), sends results, heartbeats and crash reports. Several
+// small chunks go to the task process at once, so that it does not wait for a pipe round trip
+// between them.
 class Supervisor {
  public:
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
@@ -61,16 +66,14 @@ class Supervisor {
     while (!stopping_) {
       bool active = take_messages();
       if (stopping_) break;
-      if (!running_ && !queue_.empty()) {
-        start_next();
-        active = true;
-      }
-      if (running_) active |= progress_running();
+      active |= start_queued();
+      if (!in_child_.empty()) active |= progress_child();
+      results_.send(channel_);
       send_heartbeat_if_due();
       channel_.progress_sends();
       if (active) {
         backoff_.activity();
-      } else if (!running_) {
+      } else if (in_child_.empty()) {
         backoff_.pause(parked_ ? kParkedPoll : kIdlePoll);
       }
     }
@@ -80,16 +83,24 @@ class Supervisor {
   }
 
  private:
-  struct Running {
+  // A chunk sent to the task process.
+  struct InChild {
     Bytes body;
     RunHeader header;
-    bool silent;         // an initializer replayed in a new task process: nobody waits for it
-    Bytes result;        // ResultHeader room, then item records as they come
-    std::size_t parsed;  // end of the last complete record in `result`
+    bool silent;   // an initializer replayed in a new task process: nobody waits for it
+    Bytes result;  // ResultHeader room, then the item records
     std::uint32_t done = 0;
-    Clock::time_point started;
-    Clock::time_point item_started;
+    Clock::time_point sent;
   };
+
+  // Bodies this small may join the pipe while the task process is busy, up to this many bytes
+  // not yet read by it (the pipe holds 64 KiB) and this many chunks.
+  static constexpr std::size_t kPipelinedBody = 16 * 1024;
+  static constexpr std::size_t kPipelinedBytes = 48 * 1024;
+  static constexpr std::size_t kPipelinedChunks = 8;
+  // Results up to this size are batched, for at most kResultDelay.
+  static constexpr std::size_t kBatchedResult = 16 * 1024;
+  static constexpr auto kResultDelay = 50us;
 
   // Handles every message that has arrived; true if there was one.
   bool take_messages() {
@@ -112,7 +123,9 @@ class Supervisor {
           break;
         case MessageKind::run:
           parked_ = false;
-          queue_.push_back(std::move(message->body));
+          for_each_entry(message->body, [this](std::span<const char> chunk) {
+            queue_.emplace_back(chunk.begin(), chunk.end());
+          });
           break;
         case MessageKind::drop:
           drop_all();
@@ -127,20 +140,22 @@ class Supervisor {
     }
   }
 
-  // The pool was terminated: queued chunks come back cancelled, a running one is killed.
+  // The pool was terminated: queued chunks come back cancelled, running ones are killed.
   void drop_all() {
-    for (const auto& body : queue_) send_cancelled(RunBody(body).header().chunk_id);
+    for (const auto& body : queue_)
+      send_status(RunBody(body).header().chunk_id, ChunkStatus::cancelled);
     queue_.clear();
-    if (running_ && (running_->header.flags & kRunIsolated)) {
-      process_.kill();
-      if (!running_->silent) send_cancelled(running_->header.chunk_id);
-      running_.reset();
+    if (in_child_.empty()) return;
+    process_.kill();
+    for (const auto& chunk : in_child_) {
+      if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::cancelled);
     }
+    in_child_.clear();
+    unread_.clear();
   }
 
-  void send_cancelled(std::uint64_t chunk_id) {
-    channel_.send(MessageKind::result,
-                  {result_header(chunk_id, 0, ChunkStatus::cancelled, Clock::duration())});
+  void send_status(std::uint64_t chunk_id, ChunkStatus status) {
+    send_result(std::make_shared<Bytes>(result_header(chunk_id, 0, status, Clock::duration())));
   }
 
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
@@ -152,30 +167,45 @@ class Supervisor {
     parked_ = true;
   }
 
-  void start_next() {
-    Bytes body = std::move(queue_.front());
-    queue_.pop_front();
-    RunBody run(body);
-    bool isolated = run.header().flags & kRunIsolated;
-    if (run.header().flags & kRunInitializer) {
-      // A new pool: a fresh task process, which will replay this initializer if it is replaced.
-      process_.stop();
-      initializer_.clear();
-      if (isolated) initializer_ = body;
-    }
-    if (!isolated) {
-      run_here(run);
-      return;
-    }
-    if (!process_.running()) {
-      process_.start();
-      if (!initializer_.empty() && !(run.header().flags & kRunInitializer)) {
-        begin(Bytes(initializer_), /*silent=*/true);
-        queue_.push_front(std::move(body));
-        return;
+  // Starts what it can of the queue; true if it started anything.
+  bool start_queued() {
+    bool started = false;
+    while (!queue_.empty()) {
+      RunBody run(queue_.front());
+      std::uint32_t flags = run.header().flags;
+      bool isolated = flags & kRunIsolated;
+      // An initializer or a chunk to run here waits until the task process is idle.
+      if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_pipe())) break;
+      Bytes body = std::move(queue_.front());
+      queue_.pop_front();
+      started = true;
+      if (flags & kRunInitializer) {
+        // A new pool: a fresh task process, which replays this initializer if it is replaced.
+        process_.stop();
+        initializer_.clear();
+        if (isolated) initializer_ = body;
       }
+      if (!isolated) {
+        run_here(RunBody(body));
+        continue;
+      }
+      if (!process_.running()) {
+        process_.start();
+        if (!initializer_.empty() && !(flags & kRunInitializer)) {
+          send_to_child(Bytes(initializer_), /*silent=*/true);
+        }
+      }
+      send_to_child(std::move(body), /*silent=*/false);
     }
-    begin(std::move(body), /*silent=*/false);
+    return started;
+  }
+
+  bool fits_pipe() const {
+    if (in_child_.size() >= kPipelinedChunks || queue_.front().size() > kPipelinedBody)
+      return false;
+    std::size_t unread = 0;  // bodies of chunks the child has not started (all but the first)
+    for (std::size_t i = 1; i < in_child_.size(); ++i) unread += in_child_[i].body.size() + 8;
+    return unread + queue_.front().size() + 8 <= kPipelinedBytes;
   }
 
   // Runs a chunk in this process (the pool does not isolate tasks).
@@ -186,77 +216,120 @@ class Supervisor {
     auto head = result_header(run.header().chunk_id, run.count(), ChunkStatus::complete,
                               Clock::now() - started);
     std::memcpy(result->data(), head.data(), head.size());
-    channel_.send(MessageKind::result, {*result}, result);
-    last_sent_ = Clock::now();
+    send_result(std::move(result));
   }
 
-  void begin(Bytes body, bool silent) {
-    auto header = RunBody(body).header();
-    auto now = Clock::now();
-    running_ = Running{std::move(body),      header, silent, Bytes(sizeof(ResultHeader)),
-                       sizeof(ResultHeader), 0,      now,    now};
-    if (!process_.send(running_->body)) {
-      finish(ChunkStatus::crashed, "the task process " + process_.kill());
+  // Results go out in batches: a small one waits for others for at most kResultDelay, a large
+  // one goes at once, sent in place.
+  void send_result(std::shared_ptr<Bytes> result) {
+    if (result->size() > kBatchedResult) {
+      std::uint64_t size = result->size();
+      channel_.send(MessageKind::result,
+                    {std::span(reinterpret_cast<const char*>(&size), sizeof size), *result},
+                    result);
+    } else {
+      if (results_.empty()) first_batched_ = Clock::now();
+      results_.add({*result});
     }
+    last_sent_ = Clock::now();
+    if (results_.full() || Clock::now() - first_batched_ > kResultDelay) results_.send(channel_);
   }
 
-  // Takes in what the task process wrote; ends the chunk when it is complete, or when the task
-  // process died or passed the item's deadline. True if anything happened.
-  bool progress_running() {
-    Running& run = *running_;
-    auto quiet = Clock::now() - run.item_started;
+  void send_to_child(Bytes body, bool silent) {
+    auto header = RunBody(body).header();
+    in_child_.push_back(
+        InChild{std::move(body), header, silent, Bytes(sizeof(ResultHeader)), 0, Clock::now()});
+    if (!process_.send(in_child_.back().body)) child_died("the task process " + process_.kill());
+  }
+
+  // Takes in what the task process wrote and ends the chunks that are complete; handles its
+  // death and deadlines. True if anything happened.
+  bool progress_child() {
     // Wait on the pipe (the child wakes us when it writes), briefly: MPI messages need polling.
+    auto quiet = Clock::now() - std::max(last_record_, in_child_.front().sent);
     auto wait = quiet < 1ms ? 0us : 200us;
     std::string death;
-    std::size_t before = run.result.size();
-    bool alive = process_.receive(run.result, wait, death);
-    bool progressed = run.result.size() != before;
-    while (run.result.size() - run.parsed >= sizeof(ItemStatus)) {
+    std::size_t before = unread_.size();
+    bool alive = process_.receive(unread_, wait, death);
+    bool progressed = unread_.size() != before;
+    std::size_t used = 0;
+    while (!in_child_.empty()) {
+      InChild& chunk = in_child_.front();
+      if (unread_.size() - used < sizeof(ItemStatus)) break;
       ItemStatus status;
-      std::memcpy(&status, run.result.data() + run.parsed, sizeof status);
-      if (run.result.size() - run.parsed - sizeof status < status.size) break;
-      run.parsed += sizeof status + status.size;
-      ++run.done;
-      run.item_started = Clock::now();
+      std::memcpy(&status, unread_.data() + used, sizeof status);
+      std::size_t record = sizeof status + status.size;
+      if (unread_.size() - used < record) break;
+      chunk.result.insert(chunk.result.end(), unread_.begin() + used,
+                          unread_.begin() + used + record);
+      used += record;
+      last_record_ = Clock::now();
+      if (++chunk.done == chunk.header.count) finish_front(ChunkStatus::complete, {}, 0);
     }
-    if (run.done == run.header.count) {
-      finish(ChunkStatus::complete, {});
-      return true;
-    }
+    unread_.erase(unread_.begin(), unread_.begin() + used);
     if (!alive) {
-      finish(ChunkStatus::crashed, "the task process " + death);
+      child_died("the task process " + death);
       return true;
     }
-    auto timeout = std::chrono::milliseconds(run.header.timeout_ms);
-    if (run.header.timeout_ms > 0 && Clock::now() - run.item_started > timeout) {
-      process_.kill();
-      finish(ChunkStatus::timed_out,
-             "the task ran longer than its timeout of " +
-                 std::to_string(run.header.timeout_ms / 1000.0).substr(0, 6) + " s and was killed");
-      return true;
+    if (!in_child_.empty()) {
+      const InChild& front = in_child_.front();
+      bool running_front = process_.current_chunk() == front.header.chunk_id;
+      auto started = running_front ? process_.item_started() : front.sent;
+      auto timeout = std::chrono::milliseconds(front.header.timeout_ms);
+      if (front.header.timeout_ms > 0 && Clock::now() - started > timeout) {
+        std::uint32_t item = running_front ? process_.current_item() : front.done;
+        process_.kill();
+        finish_front(ChunkStatus::timed_out,
+                     fmt::format("the task ran longer than its timeout of {:g} s and was killed",
+                                 front.header.timeout_ms / 1000.0),
+                     item);
+        abandon_rest();
+        return true;
+      }
     }
     if (!progressed && wait.count() == 0) sched_yield();
     return progressed;
   }
 
-  void finish(ChunkStatus status, const std::string& reason) {
-    Running& run = *running_;
-    if (!run.silent) {
-      auto result = std::make_shared<Bytes>(std::move(run.result));
-      result->resize(run.parsed);  // only complete records
+  // The task process died: the chunk it was running crashed, the ones behind it did not run.
+  void child_died(const std::string& reason) {
+    if (in_child_.empty()) return;
+    const InChild& front = in_child_.front();
+    std::uint32_t item =
+        process_.current_chunk() == front.header.chunk_id ? process_.current_item() : front.done;
+    finish_front(ChunkStatus::crashed, reason, item);
+    abandon_rest();
+  }
+
+  void abandon_rest() {
+    for (const auto& chunk : in_child_) {
+      if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::not_run);
+    }
+    in_child_.clear();
+    unread_.clear();
+  }
+
+  // Sends the front chunk's result. For a crash or timeout, `failed_item` is the item it died
+  // running.
+  void finish_front(ChunkStatus status, const std::string& reason, std::uint32_t failed_item) {
+    InChild& chunk = in_child_.front();
+    if (!chunk.silent) {
+      auto result = std::make_shared<Bytes>(std::move(chunk.result));
+      std::uint32_t failed = 0;
       if (status == ChunkStatus::crashed || status == ChunkStatus::timed_out) {
         append_string(*result, reason);
+        failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
       }
-      auto head = result_header(run.header.chunk_id, run.done, status, Clock::now() - run.started);
+      auto head = result_header(chunk.header.chunk_id, chunk.done, status,
+                                Clock::now() - chunk.sent, failed);
       std::memcpy(result->data(), head.data(), head.size());
-      channel_.send(MessageKind::result, {*result}, result);
-      last_sent_ = Clock::now();
+      send_result(std::move(result));
     }
-    running_.reset();
+    in_child_.pop_front();
   }
 
   void send_heartbeat_if_due() {
-    if (!running_ && queue_.empty()) return;
+    if (in_child_.empty() && queue_.empty()) return;
     if (Clock::now() - last_sent_ < kHeartbeatInterval) return;
     channel_.send(MessageKind::heartbeat);
     last_sent_ = Clock::now();
@@ -265,13 +338,17 @@ class Supervisor {
   mpi::Intercomm master_;
   Channel channel_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  std::deque<Bytes> queue_;  // run bodies received, not yet started
-  std::optional<Running> running_;
+  std::deque<Bytes> queue_;       // run bodies received, not yet started
+  std::deque<InChild> in_child_;  // sent to the task process, in its order
+  Bytes unread_;                  // bytes from the task process not yet split into records
+  Batch results_{MessageKind::result, 48 * 1024};
+  Clock::time_point first_batched_;
   Bytes initializer_;  // the pool's run body (empty: none), replayed in each new task process
   TaskProcess process_;
   ItemRunner runner_;
   Backoff backoff_{10ms, 1ms};
   Clock::time_point last_sent_ = Clock::now();
+  Clock::time_point last_record_ = Clock::now();
   bool parked_ = false;
   bool stopping_ = false;
 };
