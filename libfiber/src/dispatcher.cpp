@@ -329,15 +329,15 @@ std::size_t Dispatcher::chunk_size(const PoolHandle& pool, const Job& job) const
 }
 
 std::size_t Dispatcher::in_flight_limit(const Job& job, std::size_t chunk) const {
-  // A chunk queued behind the running one hides the round trip, but a worker must never hold
-  // work that another could start: only short chunks (measured) are queued, and the shorter they
-  // are, the deeper the pipeline. Long ones go one at a time, the round trip small beside them.
+  // Chunks queued behind the running one hide the round trip, but a worker must never hold work
+  // that another could start: only short chunks (measured) are queued, about 200 us of work at
+  // most, so tiny tasks get a deep pipeline. Long ones go one at a time, the round trip small
+  // beside them.
   const TaskTiming* timing = timing_of(job);
   if (!timing) return 1;
   double chunk_seconds = timing->seconds_per_item * static_cast<double>(chunk);
-  if (chunk_seconds < 50e-6) return 8;
-  if (chunk_seconds < 2e-3) return 2;
-  return 1;
+  if (chunk_seconds >= 2e-3) return 1;
+  return static_cast<std::size_t>(std::clamp(200e-6 / std::max(chunk_seconds, 1e-9), 2.0, 64.0));
 }
 
 bool Dispatcher::dispatch() {

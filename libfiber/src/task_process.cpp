@@ -19,18 +19,6 @@
 namespace fiber::detail {
 namespace {
 
-bool read_full(int fd, void* data, std::size_t size) {
-  auto* at = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, at, size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    at += got;
-    size -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
 bool write_full(int fd, const void* data, std::size_t size) {
   const auto* at = static_cast<const char*>(data);
   while (size > 0) {
@@ -67,23 +55,40 @@ constexpr std::int64_t kFlushNanoseconds = 2'000'000;
   if (getppid() == 1) _exit(0);
 
   ItemRunner runner;
-  Bytes body, records;
+  Bytes input, records;
+  std::size_t consumed = 0;  // input before it has been run
+  char buffer[64 * 1024];
   for (;;) {
     std::uint64_t size = 0;
-    if (!read_full(in, &size, sizeof size)) _exit(0);  // the worker closed the pipe: done
-    body.resize(size);
-    if (!read_full(in, body.data(), size)) _exit(0);
-    RunBody run(body);
+    bool complete = input.size() - consumed >= sizeof size;
+    if (complete) {
+      std::memcpy(&size, input.data() + consumed, sizeof size);
+      complete = input.size() - consumed - sizeof size >= size;
+    }
+    if (!complete) {
+      // Before waiting for more chunks, send what is done: results go out in one write per batch
+      // of chunks, not one per chunk.
+      if (!records.empty() && !write_full(out, records.data(), records.size())) _exit(0);
+      records.clear();
+      input.erase(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(consumed));
+      consumed = 0;
+      ssize_t got = ::read(in, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) _exit(0);  // the worker closed the pipe: done
+      input.insert(input.end(), buffer, buffer + got);
+      continue;
+    }
+    RunBody run(std::span<const char>(input).subspan(consumed + sizeof size, size));
+    consumed += sizeof size + size;
     progress->chunk.store(run.header().chunk_id, std::memory_order_relaxed);
-    records.clear();
     std::int64_t last_flush = now_ns();
     for (std::uint32_t i = 0; i < run.count(); ++i) {
       std::int64_t started = now_ns();
       progress->item.store(i, std::memory_order_relaxed);
       progress->item_started_ns.store(started, std::memory_order_release);
       runner.run(run, i, records);
-      bool last = i + 1 == run.count();
-      if (last || records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
+      // A long chunk reports as it goes, so that a crash loses little.
+      if (records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
         if (!write_full(out, records.data(), records.size())) _exit(0);
         records.clear();
         last_flush = started;
@@ -175,6 +180,12 @@ bool TaskProcess::send(std::span<const char> body) {
   static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
   (void)sigpipe_ignored;
   std::uint64_t size = body.size();
+  if (size + sizeof size <= 4096) {  // one write for a small chunk
+    char frame[4096];
+    std::memcpy(frame, &size, sizeof size);
+    std::memcpy(frame + sizeof size, body.data(), size);
+    return write_full(to_child_, frame, sizeof size + size);
+  }
   return write_full(to_child_, &size, sizeof size) && write_full(to_child_, body.data(), size);
 }
 

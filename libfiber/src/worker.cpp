@@ -97,7 +97,7 @@ class Supervisor {
   // not yet read by it (the pipe holds 64 KiB) and this many chunks.
   static constexpr std::size_t kPipelinedBody = 16 * 1024;
   static constexpr std::size_t kPipelinedBytes = 48 * 1024;
-  static constexpr std::size_t kPipelinedChunks = 8;
+  static constexpr std::size_t kPipelinedChunks = 32;
   // Results up to this size are batched, for at most kResultDelay.
   static constexpr std::size_t kBatchedResult = 16 * 1024;
   static constexpr auto kResultDelay = 50us;

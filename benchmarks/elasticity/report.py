@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""The elasticity report: the CSV of fiber_elasticity as a table, printed, and optionally written
+as Markdown and into the README between its elasticity markers.
+
+    /usr/bin/python3 report.py benchmarks/results/elasticity.csv [--markdown PATH] [--readme PATH]
+
+Standard library only.
+"""
+import argparse
+import csv
+import sys
+
+WHAT = {
+    "grow_spawned": "grow, workers spawned",
+    "grow_unparked": "grow, parked workers taken back",
+    "shrink": "shrink (workers parked)",
+    "task_crash_recovery": "a task process segfaults: reported, forked again",
+}
+BEGIN = "<!-- elasticity table: written by scripts/bench.sh -->"
+END = "<!-- end of elasticity table -->"
+
+
+def describe(measure):
+    if measure.startswith("killed_worker_"):
+        kind, _, timeout = measure[len("killed_worker_"):].partition("_timeout_")
+        action = "noticed" if kind == "detected" else "replaced, its tasks re-sent"
+        return f"worker process SIGKILLed, {action} (worker_timeout {timeout})"
+    return WHAT.get(measure, measure)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv")
+    parser.add_argument("--markdown", metavar="PATH")
+    parser.add_argument("--readme", metavar="PATH")
+    args = parser.parse_args()
+    with open(args.csv) as source:
+        rows = list(csv.DictReader(source))
+    lines = [(describe(row["measure"]), row["workers"], f"{float(row['seconds']) * 1e3:,.1f}")
+             for row in rows]
+    width = max((len(line[0]) for line in lines), default=10)
+    for what, workers, ms in lines:
+        print(f"{what:<{width}}  {workers:>3} workers  {ms:>9} ms")
+    table = ["| what | workers | ms |", "|---|---:|---:|"]
+    table += [f"| {what} | {workers} | {ms} |" for what, workers, ms in lines]
+    text = "\n".join(table) + "\n"
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write("# Elasticity and recovery\n\n" + text)
+    if args.readme:
+        with open(args.readme) as readme:
+            content = readme.read()
+        begin, end = content.find(BEGIN), content.find(END)
+        if begin < 0 or end < begin:
+            sys.exit(f"report.py: {args.readme} has no elasticity markers")
+        content = content[:begin + len(BEGIN)] + "\n" + text + content[end:]
+        with open(args.readme, "w") as readme:
+            readme.write(content)
+
+
+if __name__ == "__main__":
+    main()
