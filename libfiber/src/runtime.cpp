@@ -58,6 +58,19 @@ Runtime::Runtime(int argc, char** argv) {
     std::fprintf(stderr, "fiber: this MPI library does not support MPI_THREAD_SERIALIZED\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  int world_size = 1, world_rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_size > 1) {
+    if (world_rank == 0) {
+      std::fprintf(stderr,
+                   "fiber: started as %d processes; start one (mpirun -n 1, or fiberrun): it "
+                   "spawns its workers\n",
+                   world_size);
+    }
+    MPI_Finalize();
+    std::exit(2);
+  }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   detail::this_process();  // the master's host and pid, read before the dispatcher starts
