@@ -145,6 +145,15 @@ TEST(AsyncResult, GetWithTimeoutWaitReady) {
   EXPECT_EQ(slow.get(), 7);  // again: results can be read more than once
 }
 
+TEST(Pool, MillionsOfItemsInAutomaticChunksAndBatchedMessages) {
+  // Automatic chunks of thousands of small items: several go to a worker in one message, which
+  // then passes the eager size (a regression: such a batch was sent from freed memory).
+  for (auto isolation : {fiber::Isolation::none, fiber::Isolation::process}) {
+    fiber::Pool pool({.processes = 4, .isolation = isolation});
+    EXPECT_EQ(pool.map(square, iota(2'000'000)), squares(2'000'000));
+  }
+}
+
 TEST(Pool, DefaultSizeIsOneWorkerPerSlot) {
   fiber::Pool pool;
   EXPECT_GE(pool.size(), 1);

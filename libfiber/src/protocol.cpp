@@ -22,8 +22,10 @@ void Batch::add(std::initializer_list<std::span<const char>> parts) {
 
 void Batch::send(Channel& channel) {
   if (bytes_.empty()) return;
-  channel.send(kind_, {bytes_});
-  bytes_.clear();
+  // A batch past the eager size is sent in place: it must outlive the send.
+  auto owned = std::make_shared<const Bytes>(std::move(bytes_));
+  bytes_ = Bytes();
+  channel.send(kind_, {*owned}, owned);
 }
 
 std::span<const char> BodyReader::take(std::size_t size) {
@@ -120,6 +122,11 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
   }
   if (!prefix->empty()) start_send(prefix->data(), prefix->size(), kBodyTag, prefix, nullptr);
   auto bulk = parts.size() > 0 ? *(parts.end() - 1) : std::span<const char>();
+  if (!keep_alive) {  // nothing keeps the caller's memory alive: send a copy
+    auto copy = std::make_shared<const Bytes>(bulk.begin(), bulk.end());
+    bulk = *copy;
+    keep_alive = copy;
+  }
   for (std::size_t offset = 0; offset < bulk.size(); offset += kPieceBytes) {
     std::size_t piece = std::min(kPieceBytes, bulk.size() - offset);
     start_send(bulk.data() + offset, piece, kBodyTag, nullptr, keep_alive);
