@@ -86,18 +86,25 @@ class Resilience : public ::testing::Test {
     std::filesystem::create_directories(marker_dir_);
   }
   void TearDown() override { std::filesystem::remove_all(marker_dir_); }
+
+  // 1,000 calls of crash_first_time, and what they return.
+  std::vector<std::tuple<int, std::string>> crash_items() const {
+    std::vector<std::tuple<int, std::string>> items;
+    for (int i = 0; i < 1000; ++i) items.emplace_back(i, marker_dir_);
+    return items;
+  }
+  static std::vector<int> crash_results() {
+    std::vector<int> expected;
+    for (int i = 0; i < 1000; ++i) expected.push_back(3 * i);
+    return expected;
+  }
+
   std::string marker_dir_;
 };
 
 TEST_F(Resilience, CrashingFirstAttemptsStillGiveExactResults) {
   fiber::Pool pool({.processes = 4});
-  std::vector<std::tuple<int, std::string>> items;
-  std::vector<int> expected;
-  for (int i = 0; i < 1000; ++i) {
-    items.emplace_back(i, marker_dir_);
-    expected.push_back(3 * i);
-  }
-  EXPECT_EQ(pool.map(crash_first_time, items, 1), expected);
+  EXPECT_EQ(pool.map(crash_first_time, crash_items(), 1), crash_results());
   auto stats = pool.stats();
   EXPECT_EQ(stats.crashes, 50u);
   EXPECT_EQ(stats.tasks_retried, 50u);
@@ -108,12 +115,8 @@ TEST_F(Resilience, CrashingFirstAttemptsStillGiveExactResults) {
 
 TEST_F(Resilience, CrashesInsideLargerChunksLoseNothingAndDuplicateNothing) {
   fiber::Pool pool({.processes = 3});
-  std::vector<std::tuple<int, std::string>> items;
-  std::vector<int> expected;
-  for (int i = 0; i < 1000; ++i) {
-    items.emplace_back(i, marker_dir_);
-    expected.push_back(3 * i);
-  }
+  auto items = crash_items();
+  auto expected = crash_results();
   std::vector<int> streamed;
   // Chunks of 16: items after a crashed one in its chunk are sent again, items before it kept.
   for (int value : pool.imap_unordered(crash_first_time, items, 16)) streamed.push_back(value);
