@@ -15,8 +15,12 @@ packages=(
   openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev
   # command line, logging
   libcli11-dev libspdlog-dev libfmt-dev
+  # the applications: linear algebra, physics (and its sample models), HDF5 files
+  libeigen3-dev libmujoco-dev libmujoco-samples libhdf5-dev hdf5-tools
   # tests and micro-benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # plots and HDF5 checks from Python (Debian's /usr/bin/python3)
+  python3-h5py python3-matplotlib python3-numpy
   # simulated nodes for tests (unshare), the Python peer in the throughput benchmark
   util-linux python3
 )
