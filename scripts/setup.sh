@@ -17,6 +17,8 @@ packages=(
   libcli11-dev libspdlog-dev libfmt-dev
   # the applications: linear algebra, physics (and its sample models), HDF5 files
   libeigen3-dev libmujoco-dev libmujoco-samples libhdf5-dev hdf5-tools
+  # libmujoco-dev's CMake package names /usr/include/libqhull_r without depending on it
+  libqhull-dev
   # tests and micro-benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # plots and HDF5 checks from Python (Debian's /usr/bin/python3)

@@ -3,11 +3,30 @@
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "support/tasks.hpp"
+
+namespace {
+
+void fill_table(std::span<double> table) {
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<double>(i);
+}
+
+}  // namespace
+
+// Opens the node's table in a task, keeps it open, and says where it ran and what it read.
+std::string node_table(int index) {
+  static fiber::NodeArray<double> table;
+  if (table.size() == 0) table = fiber::NodeArray<double>::open("mn-table", 1 << 20, fill_table);
+  return fiber::this_worker().host + ":" + std::to_string(table[static_cast<std::size_t>(index)]);
+}
+FIBER_TASK(node_table);
 
 namespace {
 
@@ -25,6 +44,30 @@ TEST(MultiNode, WorkersSpreadOverSeveralNodes) {
   }
   EXPECT_EQ(ran_on, hosts);
   EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+
+  // One copy of a NodeArray per node: the simulated nodes share this machine's /dev/shm, so each
+  // node's copy shows there under its own name.
+  std::vector<int> indices(100);
+  for (int i = 0; i < 100; ++i) indices[i] = i * 1000;
+  auto answers = pool.map(node_table, indices, 1);
+  for (int i = 0; i < 100; ++i) {
+    auto value = answers[i].substr(answers[i].find(':') + 1);
+    EXPECT_EQ(std::stod(value), i * 1000.0);
+  }
+  std::set<std::string> copies;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    std::string file = entry.path().filename().string();
+    if (file.size() > 9 && file.compare(file.size() - 9, 9, ".mn-table") == 0) copies.insert(file);
+  }
+  EXPECT_EQ(copies.size(), hosts.size());
+  for (const auto& host : hosts) {
+    EXPECT_EQ(std::count_if(copies.begin(), copies.end(),
+                            [&](const std::string& f) {
+                              return f.find("." + host + ".mn-table") != std::string::npos;
+                            }),
+              1)
+        << host;
+  }
 }
 
 }  // namespace

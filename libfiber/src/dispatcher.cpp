@@ -15,6 +15,7 @@
 #include "launch_defaults.hpp"
 #include "mpi/error.hpp"
 #include "mpi/info.hpp"
+#include "run_identity.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -263,7 +264,10 @@ int Dispatcher::spawn_worker() {
     }
     backoff.pause();
   }
-  worker->channel.send(MessageKind::welcome, {bytes_of(static_cast<std::int32_t>(id))});
+  Bytes welcome;
+  append_raw(welcome, static_cast<std::int32_t>(id));
+  append_string(welcome, run_identity());
+  worker->channel.send(MessageKind::welcome, {welcome});
   worker->channel.post_receive(&request);
   worker->last_heard = Clock::now();
   workers_.push_back(std::move(worker));

@@ -98,8 +98,9 @@ struct Message {
 // Appends a trivially copyable value's bytes.
 template <class T>
 void append_raw(Bytes& out, const T& value) {
-  const auto* bytes = reinterpret_cast<const char*>(&value);
-  out.insert(out.end(), bytes, bytes + sizeof(T));
+  std::size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
 void append_string(Bytes& out, std::string_view text);

@@ -11,6 +11,7 @@
 
 #include "launch_defaults.hpp"
 #include "mpi/error.hpp"
+#include "run_identity.hpp"
 #include "runtime_state.hpp"
 #include "worker.hpp"
 
@@ -73,14 +74,17 @@ Runtime::Runtime(int argc, char** argv) {
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-  detail::this_process();  // the master's host and pid, read before the dispatcher starts
+  // The master's host and pid, read before the dispatcher starts, name the run.
+  detail::set_run_identity(detail::this_process().host + "-" +
+                           std::to_string(detail::this_process().pid));
   std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
   live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
                                         slots_for_workers()};
 }
 
 Runtime::~Runtime() {
-  live_state->dispatcher.reset();  // shuts the workers down
+  live_state->dispatcher.reset();  // shuts the workers down; they remove their nodes' arrays
+  detail::unlink_node_arrays();
   delete live_state;
   live_state = nullptr;
   MPI_Finalize();

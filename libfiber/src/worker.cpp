@@ -19,6 +19,7 @@
 #include "chunk.hpp"
 #include "mpi/intercomm.hpp"
 #include "protocol.hpp"
+#include "run_identity.hpp"
 #include "task_process.hpp"
 
 namespace fiber::detail {
@@ -78,6 +79,7 @@ class Supervisor {
       }
     }
     process_.stop();
+    unlink_node_arrays();
     channel_.wait_sends();
     master_.disconnect();
   }
@@ -117,10 +119,13 @@ class Supervisor {
         case MessageKind::shutdown:
           stopping_ = true;
           return true;
-        case MessageKind::welcome:
-          this_process().id = BodyReader(message->body).raw<std::int32_t>();
+        case MessageKind::welcome: {
+          BodyReader welcome(message->body);
+          this_process().id = welcome.raw<std::int32_t>();
+          set_run_identity(welcome.string());
           parked_ = false;
           break;
+        }
         case MessageKind::run:
           parked_ = false;
           for_each_entry(message->body, [this](std::span<const char> chunk) {

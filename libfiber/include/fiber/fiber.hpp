@@ -3,6 +3,7 @@
 
 #include "fiber/async_result.hpp"
 #include "fiber/errors.hpp"
+#include "fiber/node_array.hpp"
 #include "fiber/pool.hpp"
 #include "fiber/result_stream.hpp"
 #include "fiber/runtime.hpp"

@@ -1,0 +1,88 @@
+// fiber::NodeArray<T>: a large read-only array with one copy per node, shared by every process
+// of the job on that node (the master, its workers and their task processes), e.g. the noise
+// table of Evolution Strategies. The first process on a node that opens it creates it and fills
+// it; the others wait for that and map the same memory, zero-copy. Workers that join later
+// (after a resize) map the existing copy.
+//
+//   void fill_noise(std::span<float> table) { /* deterministic: the same on every node */ }
+//   auto noise = fiber::NodeArray<float>::open("noise", 250'000'000, fill_noise);
+//   float x = noise[i];  // in the master or in any task
+//
+// The copy lives in POSIX shared memory (/dev/shm), named after the run, the node and `name`;
+// the runtime removes it when it ends. Not an MPI shared window: those are collective over a
+// communicator fixed when they are made, and fiber's workers are spawned one by one and later.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+
+namespace fiber {
+
+namespace detail {
+
+// A mapped, filled shared segment of `bytes` bytes (the part of NodeArray that is not a
+// template). `fill` runs in the process that creates it.
+class SharedSegment {
+ public:
+  static std::shared_ptr<SharedSegment> open(const std::string& name, std::size_t bytes,
+                                             const std::function<void(void*)>& fill);
+  ~SharedSegment();
+  SharedSegment(const SharedSegment&) = delete;
+  SharedSegment& operator=(const SharedSegment&) = delete;
+
+  const void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  // Whether this process created (and filled) the node's copy.
+  bool created_here() const { return created_; }
+
+  SharedSegment(void* mapping, std::size_t mapped, const void* data, std::size_t bytes,
+                bool created)
+      : mapping_(mapping), mapped_(mapped), data_(data), bytes_(bytes), created_(created) {}
+
+ private:
+  void* mapping_;
+  std::size_t mapped_;
+  const void* data_;
+  std::size_t bytes_;
+  bool created_;
+};
+
+}  // namespace detail
+
+template <class T>
+class NodeArray {
+  static_assert(std::is_trivially_copyable_v<T>, "NodeArray holds plain values");
+
+ public:
+  // Maps the node's copy of `name` with `size` elements, creating and filling it with
+  // fill(std::span<T>) if this process is the node's first. `fill` must give the same content
+  // wherever it runs. Throws fiber::Error if /dev/shm is too small (saying how much it needs),
+  // or if an array of that name exists with another size.
+  template <class Fill>
+  static NodeArray open(const std::string& name, std::size_t size, Fill fill) {
+    auto segment = detail::SharedSegment::open(name, size * sizeof(T), [&](void* memory) {
+      fill(std::span<T>(static_cast<T*>(memory), size));
+    });
+    return NodeArray(std::move(segment), size);
+  }
+
+  NodeArray() = default;
+
+  std::span<const T> view() const { return {data(), size_}; }
+  const T* data() const { return static_cast<const T*>(segment_ ? segment_->data() : nullptr); }
+  std::size_t size() const { return size_; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  bool created_here() const { return segment_ && segment_->created_here(); }
+
+ private:
+  NodeArray(std::shared_ptr<detail::SharedSegment> segment, std::size_t size)
+      : segment_(std::move(segment)), size_(size) {}
+  std::shared_ptr<detail::SharedSegment> segment_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace fiber
