@@ -59,6 +59,40 @@ TEST(Lifecycle, InitializerRunsOnEveryWorkerBeforeTasks) {
   EXPECT_EQ(pool.map(plus_offset, std::vector<int>{10, 20, 30}, 1), (std::vector<int>{5, 15, 25}));
 }
 
+namespace {
+int generation = -1;  // set by broadcast, in each worker's task process
+}
+
+void set_generation(int value) { generation = value; }
+FIBER_TASK(set_generation);
+
+// The generation the task process sees; crashes on request (to replace its task process).
+int read_generation(bool crash) {
+  if (crash) std::abort();
+  return generation;
+}
+FIBER_TASK(read_generation);
+
+TEST(Lifecycle, BroadcastReachesEveryWorkerNewcomersAndReplacedTaskProcesses) {
+  fiber::Pool pool({.processes = 2, .initializer = fiber::call(set_offset, 1)});
+  pool.broadcast(set_generation, 7);
+  EXPECT_EQ(pool.map(read_generation, std::vector<bool>(20, false), 1), std::vector<int>(20, 7));
+  pool.broadcast(set_generation, 8);  // replaces 7
+  pool.resize(4);                     // newcomers get the initializer, then generation 8
+  EXPECT_EQ(pool.map(read_generation, std::vector<bool>(40, false), 1), std::vector<int>(40, 8));
+  std::vector<bool> one_crash(10, false);
+  one_crash[0] = true;
+  auto pending = pool.map_async(read_generation, one_crash, 1);
+  try {
+    pending.get();
+  } catch (const fiber::WorkerLost&) {  // the crashing item fails after its retries
+  }
+  EXPECT_EQ(pool.stats().crashes, 3u);
+  // Replaced task processes replay the initializer and the broadcast.
+  EXPECT_EQ(pool.map(read_generation, std::vector<bool>(40, false), 1), std::vector<int>(40, 8));
+  EXPECT_EQ(pool.map(plus_offset, std::vector<int>{1, 2}, 1), (std::vector<int>{2, 3}));
+}
+
 int fail_initializer(int) { throw std::runtime_error("no simulator licence"); }
 FIBER_TASK(fail_initializer);
 

@@ -68,7 +68,7 @@ void Dispatcher::post(std::function<void()> command) {
 }
 
 template <class Command>
-auto Dispatcher::call(Command command) -> decltype(command()) {
+auto Dispatcher::run_on_dispatcher(Command command) -> decltype(command()) {
   std::packaged_task<decltype(command())()> task(std::move(command));
   auto result = task.get_future();
   post([&task] { task(); });
@@ -79,7 +79,7 @@ auto Dispatcher::call(Command command) -> decltype(command()) {
 
 std::pair<std::shared_ptr<PoolHandle>, Dispatcher::InitializerJobs> Dispatcher::open_pool(
     const PoolOptions& options) {
-  return call([&] {
+  return run_on_dispatcher([&] {
     auto pool = std::make_shared<PoolHandle>(options);
     pool->autoscale_ceiling = options.max_workers;
     pools_.push_back(pool);
@@ -96,7 +96,7 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::InitializerJobs> Dispatcher::
 
 Dispatcher::InitializerJobs Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool,
                                                int processes) {
-  return call([&] {
+  return run_on_dispatcher([&] {
     int now = static_cast<int>(pool->workers.size());
     if (processes > now) return grow(pool, processes - now);
     shrink(*pool, now - processes);
@@ -131,13 +131,39 @@ std::shared_ptr<Job> Dispatcher::add_worker(const std::shared_ptr<PoolHandle>& p
     pool->worker_infos.push_back(worker.info);
   }
   parked_count_.store(static_cast<int>(parked_.size()));
-  if (!pool->options.initializer) return nullptr;
-  const Call& init = *pool->options.initializer;
-  auto job = std::make_shared<Job>(init.task, init.arguments,
-                                   std::vector<std::uint64_t>{0, init.arguments.size()}, 1);
+  std::shared_ptr<Job> initializer;
+  if (pool->options.initializer) {
+    initializer = send_call(worker, pool, *pool->options.initializer, kRunInitializer);
+  }
+  for (const Call& call : pool->broadcasts) send_call(worker, pool, call, kRunBroadcast);
+  return initializer;
+}
+
+std::shared_ptr<Job> Dispatcher::send_call(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
+                                           const Call& call, std::uint32_t flags) {
+  auto job = std::make_shared<Job>(call.task, call.arguments,
+                                   std::vector<std::uint64_t>{0, call.arguments.size()}, 1);
   job->next_unsent = 1;
-  send_chunk(worker, pool, job, 0, 1, kRunInitializer);
+  send_chunk(worker, pool, job, 0, 1, flags);
   return job;
+}
+
+Dispatcher::InitializerJobs Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
+                                                  const Call& call) {
+  return run_on_dispatcher([&] {
+    auto same = std::find_if(pool->broadcasts.begin(), pool->broadcasts.end(),
+                             [&](const Call& c) { return c.task == call.task; });
+    if (same != pool->broadcasts.end()) {
+      *same = call;
+    } else {
+      pool->broadcasts.push_back(call);
+    }
+    InitializerJobs jobs;
+    for (int id : pool->workers) {
+      jobs.push_back(send_call(*workers_[id], pool, call, kRunBroadcast));
+    }
+    return jobs;
+  });
 }
 
 void Dispatcher::shrink(PoolHandle& pool, int count) {
@@ -182,7 +208,7 @@ void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr
 }
 
 void Dispatcher::terminate(const std::shared_ptr<PoolHandle>& pool) {
-  call([&] {
+  run_on_dispatcher([&] {
     pool->terminated = true;
     auto error = std::make_exception_ptr(
         PoolClosed("fiber: the pool was terminated before this task finished"));
@@ -197,7 +223,7 @@ void Dispatcher::terminate(const std::shared_ptr<PoolHandle>& pool) {
 }
 
 void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
-  call([&] {
+  run_on_dispatcher([&] {
     pool->released = true;
     shrink(*pool, static_cast<int>(pool->workers.size()));
     std::erase(pools_, pool);

@@ -45,6 +45,9 @@ class Dispatcher {
   // Grows or shrinks a pool; returns the initializer jobs of the workers it gained.
   InitializerJobs resize(const std::shared_ptr<PoolHandle>& pool, int processes);
   void submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job);
+  // Runs `call` on every worker of the pool (after what they have queued) and on every worker
+  // that joins it later; returns the jobs to wait for.
+  InitializerJobs broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call);
   // Fails the pool's pending work with PoolClosed and drops what its workers have queued.
   void terminate(const std::shared_ptr<PoolHandle>& pool);
   // Takes the workers back from a pool (after join or terminate); they park until a pool needs
@@ -84,12 +87,15 @@ class Dispatcher {
   void loop();
   // Runs `command` on the dispatcher thread and waits for it; exceptions come back to the caller.
   template <class Command>
-  auto call(Command command) -> decltype(command());
+  auto run_on_dispatcher(Command command) -> decltype(command());
   void post(std::function<void()> command);
 
   int spawn_worker();
   // Gives the pool one more worker (parked first, else spawned); its initializer job, if any.
   std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool);
+  // Sends `call` alone to one worker; the job to wait for.
+  std::shared_ptr<Job> send_call(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
+                                 const Call& call, std::uint32_t flags);
   InitializerJobs grow(const std::shared_ptr<PoolHandle>& pool, int count);
   void shrink(PoolHandle& pool, int count);
   // Takes a worker from its pool; it parks once its chunks in flight are answered.

@@ -93,6 +93,11 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
   detail::runtime_state().dispatcher->submit(handle_, job);
 }
 
+void Pool::broadcast_call(const Call& call) {
+  if (state_ != State::running) throw PoolClosed("fiber: broadcast() on a closed pool");
+  detail::wait_for(detail::runtime_state().dispatcher->broadcast(handle_, call));
+}
+
 void Pool::resize(int processes) {
   if (processes < 0) throw std::invalid_argument("fiber: a pool cannot have fewer than 0 workers");
   if (state_ != State::running) throw PoolClosed("fiber: resize() on a closed pool");

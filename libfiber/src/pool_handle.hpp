@@ -22,6 +22,7 @@ class PoolHandle {
   // The dispatcher thread's state.
   std::vector<int> workers;                // ids of the workers this pool holds
   std::deque<std::shared_ptr<Job>> queue;  // jobs with items not yet sent
+  std::vector<Call> broadcasts;            // the latest broadcast of each task, for new workers
   int target = 0;                          // workers it should have (resize, autoscaling)
   int autoscale_ceiling = 0;               // max_workers, lowered if spawning fails
   bool terminated = false;

@@ -44,9 +44,11 @@ struct MessageHeader {
 };
 
 // RunHeader::flags
-inline constexpr std::uint32_t kRunIsolated = 1;     // run in the worker's task process
-inline constexpr std::uint32_t kRunInitializer = 2;  // a pool's initializer: replay it in every
-                                                     // new task process
+inline constexpr std::uint32_t kRunIsolated = 1;  // run in the worker's task process
+// A pool's initializer (starts a fresh task process) and a pool's broadcast calls: replayed, in
+// order, in every new task process; a broadcast replaces the previous one of the same task.
+inline constexpr std::uint32_t kRunInitializer = 2;
+inline constexpr std::uint32_t kRunBroadcast = 4;
 
 // Body of a run message: RunHeader, task name, count + 1 item offsets (relative to the first
 // item), the items' bytes.

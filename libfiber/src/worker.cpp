@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -164,10 +166,10 @@ class Supervisor {
   }
 
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
-  // pool's initializer state), give memory back, and sleep long between polls.
+  // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park() {
     process_.stop();
-    initializer_.clear();
+    replayed_.clear();
     malloc_trim(0);
     parked_ = true;
   }
@@ -184,11 +186,9 @@ class Supervisor {
       Bytes body = std::move(queue_.front());
       queue_.pop_front();
       started = true;
-      if (flags & kRunInitializer) {
-        // A new pool: a fresh task process, which replays this initializer if it is replaced.
+      if (flags & kRunInitializer) {  // a new pool: a fresh task process
         process_.stop();
-        initializer_.clear();
-        if (isolated) initializer_ = body;
+        replayed_.clear();
       }
       if (!isolated) {
         run_here(RunBody(body));
@@ -196,13 +196,24 @@ class Supervisor {
       }
       if (!process_.running()) {
         process_.start();
-        if (!initializer_.empty() && !(flags & kRunInitializer)) {
-          send_to_child(Bytes(initializer_), /*silent=*/true);
-        }
+        for (const auto& [task, call] : replayed_) send_to_child(Bytes(call), /*silent=*/true);
       }
+      if (flags & (kRunInitializer | kRunBroadcast)) remember(std::string(run.task()), body);
       send_to_child(std::move(body), /*silent=*/false);
     }
     return started;
+  }
+
+  // Keeps an initializer or broadcast call to replay in the next task processes; a broadcast
+  // replaces the previous one of its task.
+  void remember(const std::string& task, const Bytes& body) {
+    auto same = std::find_if(replayed_.begin(), replayed_.end(),
+                             [&](const auto& entry) { return entry.first == task; });
+    if (same != replayed_.end()) {
+      same->second = body;
+    } else {
+      replayed_.emplace_back(task, body);
+    }
   }
 
   bool fits_pipe() const {
@@ -348,7 +359,8 @@ class Supervisor {
   Bytes unread_;                  // bytes from the task process not yet split into records
   Batch results_{MessageKind::result, 48 * 1024};
   Clock::time_point first_batched_;
-  Bytes initializer_;  // the pool's run body (empty: none), replayed in each new task process
+  // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.
+  std::vector<std::pair<std::string, Bytes>> replayed_;
   TaskProcess process_;
   ItemRunner runner_;
   Backoff backoff_{10ms, 1ms};

@@ -172,6 +172,16 @@ class Pool {
     return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
   }
 
+  // Runs f(args...) once on every worker of the pool, after what each has queued, and on every
+  // worker that joins the pool later (or whose task process is replaced): for per-worker state
+  // that changes, e.g. the policy parameters of a generation, sent once per worker instead of
+  // once per task. A later broadcast of the same task replaces the earlier one for newcomers.
+  // Returns when every worker has run it; throws the first worker's error.
+  template <class F, class... Args>
+  void broadcast(const F& f, Args&&... args) {
+    broadcast_call(fiber::call(f, std::forward<Args>(args)...));
+  }
+
   // No more calls; work already submitted goes on. Calls after close() throw fiber::PoolClosed.
   void close();
   // Waits until all submitted work is finished. Needs close() or terminate() first.
@@ -215,6 +225,7 @@ class Pool {
   }
 
   void submit(const std::shared_ptr<detail::Job>& job);
+  void broadcast_call(const Call& call);
 
   PoolOptions options_;
   std::shared_ptr<detail::PoolHandle> handle_;
