@@ -1,0 +1,83 @@
+// The worker side of fiber-es: what a generation's tasks need (set once per pool and once per
+// generation) and the tasks themselves. Tasks carry only noise indices and seeds; parameters
+// arrive once per worker per generation (Pool::broadcast), the noise table is one copy per node
+// (fiber::NodeArray).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+namespace fiber::es {
+
+// Fixed for a run: the pool's initializer.
+struct Settings {
+  std::string environment;
+  std::vector<long> layers;  // observation size, hidden sizes, action outputs
+  double sigma = 0.02;
+  std::int64_t noise_size = 0;
+  std::uint64_t noise_seed = 0;
+  bool record_observations = true;
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& environment& layers& sigma& noise_size& noise_seed& record_observations;
+  }
+};
+
+// What changes each generation: broadcast to every worker.
+struct Generation {
+  std::int64_t number = 0;
+  std::vector<double> theta;
+  std::vector<double> observation_mean, observation_std;
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& number& theta& observation_mean& observation_std;
+  }
+};
+
+// One task: antithetic pairs (theta + sigma * eps, theta - sigma * eps) for each noise index, or
+// with index -1 the unperturbed policy once (evaluation). Episode k uses seed + k.
+struct EpisodeBatch {
+  std::vector<std::int64_t> noise_indices;
+  std::uint64_t seed = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& noise_indices& seed;
+  }
+};
+
+struct BatchResult {
+  std::int64_t generation = 0;
+  std::vector<double> returns_positive, returns_negative;  // negative: empty for evaluation
+  std::vector<std::int64_t> lengths;                       // every episode's steps
+  std::vector<double> observation_sum, observation_sumsq;
+  double observation_count = 0;
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& generation& returns_positive& returns_negative& lengths& observation_sum&
+        observation_sumsq& observation_count;
+  }
+};
+
+// The tasks (registered with FIBER_TASK in evaluation.cpp).
+void es_setup(Settings settings);
+void es_set_generation(Generation generation);
+BatchResult es_evaluate(EpisodeBatch batch);
+// sum_i weights[i] * noise[indices[i] .. + dim): a part of the gradient, computed where the
+// noise table is, so that the master only adds a few vectors.
+std::vector<double> es_gradient_part(std::vector<std::int64_t> indices,
+                                     std::vector<double> weights);
+
+// The noise table's content: standard normal float32 from the seed (the same on every node).
+void fill_noise(std::span<float> table, std::uint64_t seed);
+std::string noise_table_name(std::int64_t size, std::uint64_t seed);
+
+}  // namespace fiber::es

@@ -1,0 +1,262 @@
+#include "trainer.hpp"
+
+#include <fmt/format.h>
+#include <fiber/fiber.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "envs/environment.hpp"
+#include "evaluation.hpp"
+#include "policy/adam.hpp"
+#include "policy/mlp.hpp"
+#include "policy/normalizer.hpp"
+#include "policy/ranks.hpp"
+#include "storage/checkpoint.hpp"
+#include "storage/error.hpp"
+#include "storage/run_log.hpp"
+
+namespace fiber::es {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
+Eigen::VectorXd to_eigen(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+std::vector<rl::RunLog::Column> log_columns() {
+  using T = rl::RunLog::Type;
+  return {{"generation", T::int64},   {"return_mean", T::float64}, {"return_min", T::float64},
+          {"return_max", T::float64}, {"eval_return", T::float64}, {"episodes", T::int64},
+          {"timesteps", T::int64},    {"seconds", T::float64},     {"workers", T::int64},
+          {"tasks_retried", T::int64}};
+}
+
+// Everything a run carries from one generation to the next: what a checkpoint holds.
+struct TrainerState {
+  std::int64_t generation = 0;  // generations done
+  std::int64_t timesteps = 0;
+  std::int64_t episodes = 0;
+  double seconds = 0;
+  Eigen::VectorXd theta;
+  rl::Adam adam;
+  rl::RunningNormalizer normalizer;
+  std::mt19937_64 rng;
+};
+
+void save(const TrainerState& s, const std::string& path) {
+  rl::CheckpointWriter w;
+  w.put("generation", s.generation);
+  w.put("timesteps", s.timesteps);
+  w.put("episodes", s.episodes);
+  w.put("seconds", s.seconds);
+  w.put("theta", to_vector(s.theta));
+  auto adam = s.adam.state();
+  w.put("adam_m", adam.m);
+  w.put("adam_v", adam.v);
+  w.put("adam_t", static_cast<std::uint64_t>(adam.t));
+  auto stats = s.normalizer.state();
+  w.put("observation_sum", stats.sum);
+  w.put("observation_sumsq", stats.sumsq);
+  w.put("observation_count", stats.count);
+  std::ostringstream rng;
+  rng << s.rng;
+  w.put("rng", rng.str());
+  w.commit(path);
+}
+
+void load(TrainerState& s, const std::string& path) {
+  rl::CheckpointReader r(path);
+  auto theta = r.vector("theta");
+  if (static_cast<Eigen::Index>(theta.size()) != s.theta.size()) {
+    throw rl::CheckpointError(
+        fmt::format("checkpoint {}: made for a policy of {} parameters, this run's has {} (another "
+                    "environment or --hidden?)",
+                    path, theta.size(), s.theta.size()));
+  }
+  s.generation = r.int64("generation");
+  s.timesteps = r.int64("timesteps");
+  s.episodes = r.int64("episodes");
+  s.seconds = r.float64("seconds");
+  s.theta = to_eigen(theta);
+  s.adam.set_state({r.vector("adam_m"), r.vector("adam_v"), r.uint64("adam_t")});
+  s.normalizer.set_state(
+      {r.vector("observation_sum"), r.vector("observation_sumsq"), r.float64("observation_count")});
+  std::istringstream rng(r.string("rng"));
+  rng >> s.rng;
+}
+
+std::string now_text() {
+  std::time_t now = std::time(nullptr);
+  char text[64];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  return text;
+}
+
+}  // namespace
+
+int train(const Options& o) {
+  auto environment = rl::make_environment(o.environment);
+  const auto& space = environment->action_space();
+  std::vector<long> layers{environment->observation_size()};
+  layers.insert(layers.end(), o.hidden.begin(), o.hidden.end());
+  layers.push_back(space.size);  // discrete: one logit per action; continuous: one per dimension
+
+  TrainerState state;
+  rl::Mlp policy(std::vector<Eigen::Index>(layers.begin(), layers.end()), o.seed);
+  state.theta = policy.parameters();
+  state.adam = rl::Adam(state.theta.size(), o.learning_rate);
+  state.normalizer = rl::RunningNormalizer(environment->observation_size());
+  state.rng.seed(o.seed);
+  if (o.noise_size <= state.theta.size()) {
+    std::fprintf(stderr,
+                 "fiber-es: --noise-size %lld is smaller than the policy (%lld parameters)\n",
+                 static_cast<long long>(o.noise_size), static_cast<long long>(state.theta.size()));
+    return 2;
+  }
+
+  std::string resume = o.resume;
+  if (resume == "auto") resume = std::filesystem::exists(o.checkpoint) ? o.checkpoint : "";
+  std::optional<rl::RunLog> log;
+  try {
+    if (!resume.empty()) {
+      load(state, resume);
+      log.emplace(rl::RunLog::open(o.output));
+      log->truncate(static_cast<std::size_t>(state.generation));  // rows after the checkpoint go
+      std::printf("fiber-es: resumed from %s at generation %lld\n", resume.c_str(),
+                  static_cast<long long>(state.generation));
+    } else {
+      log.emplace(rl::RunLog::create(o.output, log_columns(), rl::RunLog::IfExists::overwrite));
+      log->set_meta("config", o.config_text);
+      log->set_meta("environment", o.environment);
+      log->set_meta("algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)");
+      log->set_meta("fiber_version", FIBER_VERSION);
+      log->set_meta("started", now_text());
+    }
+  } catch (const rl::StorageError& error) {
+    std::fprintf(stderr, "fiber-es: %s\n", error.what());
+    return 1;
+  }
+
+  Settings settings{o.environment, layers,       o.sigma,
+                    o.noise_size,  o.noise_seed, o.normalize_observations};
+  fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
+  std::set<std::string> hosts;
+  for (const auto& worker : pool.workers()) hosts.insert(worker.host);
+  std::string host_list;
+  for (const auto& host : hosts) host_list += (host_list.empty() ? "" : ",") + host;
+  log->set_meta("hosts", host_list);
+  std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
+              o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
+              pool.size(), host_list.c_str(), o.output.c_str());
+
+  const std::int64_t dim = state.theta.size();
+  std::uniform_int_distribution<std::int64_t> noise_index(0, o.noise_size - dim);
+  const int pairs = o.population / 2;
+  auto retried_before = pool.stats().tasks_retried;
+
+  while (state.generation < o.generations) {
+    auto started = Clock::now();
+    std::int64_t g = state.generation;
+    pool.broadcast(es_set_generation,
+                   Generation{g, to_vector(state.theta), to_vector(state.normalizer.mean()),
+                              to_vector(state.normalizer.std())});
+
+    // The perturbations, cut into tasks; then the evaluation episodes of the mean policy.
+    std::vector<std::int64_t> indices(pairs);
+    for (auto& index : indices) index = noise_index(state.rng);
+    std::vector<EpisodeBatch> batches;
+    std::uint64_t seed_base = o.seed * 1'000'003 + static_cast<std::uint64_t>(g) * 10'000'019;
+    for (int first = 0; first < pairs; first += o.pairs_per_task) {
+      int last = std::min(pairs, first + o.pairs_per_task);
+      batches.push_back({{indices.begin() + first, indices.begin() + last},
+                         seed_base + 2 * static_cast<std::uint64_t>(first)});
+    }
+    for (int e = 0; e < o.eval_episodes; ++e) {
+      batches.push_back({{-1}, seed_base + 2 * static_cast<std::uint64_t>(pairs) + e});
+    }
+    auto results = pool.map(es_evaluate, batches, 1);
+
+    Eigen::MatrixXd returns(pairs, 2);
+    std::vector<double> eval_returns;
+    int row = 0;
+    for (const auto& result : results) {
+      if (result.returns_negative.empty()) {
+        eval_returns.insert(eval_returns.end(), result.returns_positive.begin(),
+                            result.returns_positive.end());
+      } else {
+        for (std::size_t k = 0; k < result.returns_positive.size(); ++k, ++row) {
+          returns(row, 0) = result.returns_positive[k];
+          returns(row, 1) = result.returns_negative[k];
+        }
+        state.episodes += static_cast<std::int64_t>(result.lengths.size());
+        state.timesteps +=
+            std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
+        if (o.normalize_observations && result.observation_count > 0) {
+          state.normalizer.increment(to_eigen(result.observation_sum),
+                                     to_eigen(result.observation_sumsq), result.observation_count);
+        }
+      }
+    }
+
+    // Centered ranks, then the gradient as partial sums where the noise is.
+    Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
+    std::vector<std::tuple<std::vector<std::int64_t>, std::vector<double>>> parts;
+    int part_size = std::max(1, pairs / std::max(1, 2 * pool.size()));
+    for (int first = 0; first < pairs; first += part_size) {
+      int last = std::min(pairs, first + part_size);
+      parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
+                         std::vector<double>(weights.data() + first, weights.data() + last));
+    }
+    Eigen::VectorXd gradient = Eigen::VectorXd::Zero(dim);
+    for (const auto& part : pool.map(es_gradient_part, parts, 1)) gradient += to_eigen(part);
+    gradient /= static_cast<double>(returns.size());
+    state.adam.update(state.theta, -gradient + o.l2 * state.theta);
+
+    state.seconds += std::chrono::duration<double>(Clock::now() - started).count();
+    state.generation = g + 1;
+    double eval = eval_returns.empty()
+                      ? std::numeric_limits<double>::quiet_NaN()
+                      : std::accumulate(eval_returns.begin(), eval_returns.end(), 0.0) /
+                            static_cast<double>(eval_returns.size());
+    auto retried = pool.stats().tasks_retried - retried_before;
+    log->append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
+                 state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried)});
+    std::printf(
+        "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
+        "| %d workers\n",
+        static_cast<long long>(g), returns.mean(), returns.maxCoeff(), eval,
+        static_cast<long long>(state.timesteps), state.seconds, pool.size());
+    std::fflush(stdout);
+
+    bool solved = o.stop_at_target && eval >= o.target_return;
+    if (state.generation % o.checkpoint_every == 0 || state.generation == o.generations || solved) {
+      try {
+        save(state, o.checkpoint);
+      } catch (const rl::StorageError& error) {
+        std::fprintf(stderr, "fiber-es: %s\n", error.what());
+        return 1;
+      }
+    }
+    if (solved) {
+      std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
+                  o.target_return, static_cast<long long>(g));
+      break;
+    }
+  }
+  std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",
+              static_cast<long long>(state.generation), static_cast<long long>(state.timesteps),
+              state.seconds, o.output.c_str(), o.checkpoint.c_str());
+  return 0;
+}
+
+}  // namespace fiber::es
