@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and runs the demo under MPI on this machine.
-#   scripts/run.sh [fiber-pi options, e.g. --workers 4 --tasks 400]
+# The main job: installs what is missing, builds, and runs Evolution Strategies (fiber-es) on
+# CartPole-v1 under MPI on this machine, then draws the learning curve.
+#   scripts/run.sh [fiber-es options, e.g. --config apps/es/configs/pendulum.toml]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" --target fiber-pi fiberrun | grep -E "error|warning" || true
+"$root/scripts/build.sh" --target fiber-es fiberrun | grep -E "error|warning" || true
 build_dir=${BUILD_DIR:-$root/build}
-echo "fiber: running $build_dir/apps/pi/fiber-pi under fiberrun (mpirun -n 1: the master spawns its workers)"
-exec "$build_dir/libfiber/fiberrun" -n 1 "$build_dir/apps/pi/fiber-pi" "$@"
+output=${FIBER_ES_OUTPUT:-$root/es-run.h5}
+echo "fiber: running fiber-es under fiberrun (mpirun -n 1: the master spawns its workers)"
+"$build_dir/libfiber/fiberrun" -n 1 "$build_dir/apps/es/fiber-es" \
+  --config "$root/apps/es/configs/cartpole.toml" --output "$output" "$@"
+/usr/bin/python3 "$root/scripts/plot.py" "$output" -o "${output%.h5}.png"
+echo "fiber: run log (HDF5) $output, checkpoint ${output%.h5}.ckpt.h5, learning curve ${output%.h5}.png"

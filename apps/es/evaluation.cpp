@@ -136,8 +136,10 @@ BatchResult es_evaluate(EpisodeBatch batch) {
       result.lengths.push_back(length);
       continue;
     }
+    // Both members of a pair start from the same state: their difference is the perturbation's
+    // effect, not the luck of the initial state.
     Eigen::VectorXd epsilon = noise_at(s, index).cast<double>() * s.settings.sigma;
-    result.returns_positive.push_back(run_episode(s, theta + epsilon, seed++, length, record));
+    result.returns_positive.push_back(run_episode(s, theta + epsilon, seed, length, record));
     result.lengths.push_back(length);
     result.returns_negative.push_back(run_episode(s, theta - epsilon, seed++, length, record));
     result.lengths.push_back(length);

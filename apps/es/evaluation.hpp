@@ -42,7 +42,8 @@ struct Generation {
 };
 
 // One task: antithetic pairs (theta + sigma * eps, theta - sigma * eps) for each noise index, or
-// with index -1 the unperturbed policy once (evaluation). Episode k uses seed + k.
+// with index -1 the unperturbed policy once (evaluation). The k-th entry's episodes (both of a
+// pair) use seed + k.
 struct EpisodeBatch {
   std::vector<std::int64_t> noise_indices;
   std::uint64_t seed = 0;

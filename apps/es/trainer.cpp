@@ -179,10 +179,10 @@ int train(const Options& o) {
     for (int first = 0; first < pairs; first += o.pairs_per_task) {
       int last = std::min(pairs, first + o.pairs_per_task);
       batches.push_back({{indices.begin() + first, indices.begin() + last},
-                         seed_base + 2 * static_cast<std::uint64_t>(first)});
+                         seed_base + static_cast<std::uint64_t>(first)});
     }
     for (int e = 0; e < o.eval_episodes; ++e) {
-      batches.push_back({{-1}, seed_base + 2 * static_cast<std::uint64_t>(pairs) + e});
+      batches.push_back({{-1}, seed_base + static_cast<std::uint64_t>(pairs) + e});
     }
     auto results = pool.map(es_evaluate, batches, 1);
 

@@ -4,7 +4,12 @@
 //
 //   fiberrun ./app --flag          # = mpirun -n 1 ./app --flag, with the defaults
 //   fiberrun -n 1 ./app
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
 
 #include <cerrno>
 #include <cstdio>
@@ -55,8 +60,41 @@ int main(int argc, char** argv) {
   std::vector<char*> exec_argv;
   for (auto& argument : arguments) exec_argv.push_back(argument.data());
   exec_argv.push_back(nullptr);
-  execvp("mpirun", exec_argv.data());
-  std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
-               std::strerror(errno));
-  return 127;
+
+  // With recovery on (so that a lost worker does not end the job), mpirun exits 0 whatever the
+  // program's status: the master's fiber::Runtime writes its exit status to this file instead.
+  char status_path[] = "/tmp/fiberrun-status-XXXXXX";
+  int status_fd = mkstemp(status_path);
+  if (status_fd >= 0) {
+    close(status_fd);
+    unlink(status_path);  // the runtime creates it; absent means "not a fiber program"
+    setenv("FIBER_STATUS_FILE", status_path, 1);
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    execvp("mpirun", exec_argv.data());
+    std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
+                 std::strerror(errno));
+    _exit(127);
+  }
+  // Signals meant for the job (Ctrl-C, Slurm's SIGTERM) go to mpirun, which forwards them.
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
+  int mpirun_status = 0;
+  while (waitpid(child, &mpirun_status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(mpirun_status) ? WEXITSTATUS(mpirun_status) : 128 + WTERMSIG(mpirun_status);
+  std::ifstream status_file(status_path);
+  std::string word;
+  if (status_file >> word) {
+    if (word == "running") {
+      std::fprintf(stderr,
+                   "fiberrun: the program ended without an exit status (it crashed or "
+                   "was killed)\n");
+      code = code == 0 ? 1 : code;
+    } else {
+      code = std::atoi(word.c_str());
+    }
+  }
+  unlink(status_path);
+  return code;
 }

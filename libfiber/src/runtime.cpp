@@ -20,6 +20,26 @@ namespace {
 
 detail::RuntimeState* live_state = nullptr;
 
+// Under fiberrun, mpirun does not pass the program's exit status on (recovery is on): write it
+// to the file fiberrun names, "running" until the process exits.
+void report_exit_status_to_fiberrun() {
+  const char* path = std::getenv("FIBER_STATUS_FILE");
+  if (!path || !*path) return;
+  if (FILE* file = std::fopen(path, "w")) {
+    std::fputs("running\n", file);
+    std::fclose(file);
+  }
+  on_exit(
+      [](int status, void*) {
+        const char* where = std::getenv("FIBER_STATUS_FILE");
+        if (FILE* file = where ? std::fopen(where, "w") : nullptr) {
+          std::fprintf(file, "%d\n", status);
+          std::fclose(file);
+        }
+      },
+      nullptr);
+}
+
 int slots_for_workers() {
   if (detail::runs_locally()) {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -72,6 +92,7 @@ Runtime::Runtime(int argc, char** argv) {
     MPI_Finalize();
     std::exit(2);
   }
+  report_exit_status_to_fiberrun();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   // The master's host and pid, read before the dispatcher starts, name the run.

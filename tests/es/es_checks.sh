@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End-to-end checks of fiber-es, each a CTest test:
+#   es_checks.sh BUILD_DIR solves|resume|bad-input
+# solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
+# resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
+#            log has every generation exactly once.
+# bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
+#            environments: one line, a non-zero exit.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+configs="$here/../../apps/es/configs"
+es=("$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+python=/usr/bin/python3
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+case "$2" in
+solves)
+  "${es[@]}" --config "$configs/cartpole.toml" --generations 40 --workers 2 --output run.h5 | tail -3
+  $python - <<'PY' || fail "CartPole not solved"
+import h5py
+with h5py.File("run.h5") as f:
+    rows = f["log"].attrs["rows"]
+    best = max(f["log/eval_return"][:rows])
+    print(f"best eval return {best} in {rows} generations")
+    assert best >= 475, best
+PY
+  ;;
+resume)
+  common=(--config "$configs/cartpole.toml" --no-stop-at-target --workers 2 --checkpoint-every 3)
+  "${es[@]}" "${common[@]}" --generations 6 --output whole.h5 >/dev/null
+  "${es[@]}" "${common[@]}" --generations 3 --output split.h5 >/dev/null
+  "${es[@]}" "${common[@]}" --generations 6 --output split.h5 --resume auto | grep -q "resumed" ||
+    fail "no resume"
+  $python - <<'PY' || fail "resumed run differs"
+import h5py, numpy as np
+with h5py.File("whole.ckpt.h5") as a, h5py.File("split.ckpt.h5") as b:
+    for name in ("theta", "adam_m", "adam_v", "observation_sum", "observation_sumsq"):
+        assert np.array_equal(a[name][:], b[name][:]), name
+    assert a["rng"][()] == b["rng"][()]
+with h5py.File("whole.h5") as a, h5py.File("split.h5") as b:
+    ra, rb = a["log"].attrs["rows"], b["log"].attrs["rows"]
+    assert list(b["log/generation"][:rb]) == list(range(6)), list(b["log/generation"][:rb])
+    for column in ("return_mean", "eval_return", "timesteps"):
+        assert np.array_equal(a["log/" + column][:ra], b["log/" + column][:rb]), column
+print("bit-identical after resume; generations 0..5 once each")
+PY
+  ;;
+bad-input)
+  expect_error() {  # expect_error PATTERN ARGS...: one line matching, non-zero exit
+    local pattern="$1"
+    shift
+    local status=0
+    "${es[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -ne 0 ]] || fail "exit 0 for: $*"
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(grep -c "fiber-es" err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+  }
+  "${es[@]}" --config "$configs/cartpole.toml" --generations 2 --no-stop-at-target \
+    --output good.h5 >/dev/null
+  echo garbage >garbage.h5
+  head -c 2000 good.ckpt.h5 >truncated.h5
+  expect_error "not an HDF5 file" --output x.h5 --resume garbage.h5
+  expect_error "checkpoint truncated.h5" --output x.h5 --resume truncated.h5
+  expect_error "not a fiber checkpoint" --output x.h5 --resume good.h5
+  expect_error "nowhere.h5: cannot open" --output x.h5 --resume nowhere.h5
+  expect_error "another environment" --env Pendulum-v1 --output good.h5 --resume good.ckpt.h5
+  expect_error "unknown environment 'Nope'" --env Nope
+  expect_error "population" --population -4
+  expect_error "must be even" --population 5
+  expect_error "sigma" --sigma 0
+  printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
+  expect_error "learning_rat" --config bad.toml
+  expect_error "hidden" --hidden 64 abc
+  ;;
+*)
+  fail "unknown check '$2'"
+  ;;
+esac
+echo "es_checks $2: passed"
