@@ -66,10 +66,6 @@ constexpr std::int64_t kFlushNanoseconds = 2'000'000;
       complete = input.size() - consumed - sizeof size >= size;
     }
     if (!complete) {
-      // Before waiting for more chunks, send what is done: results go out in one write per batch
-      // of chunks, not one per chunk.
-      if (!records.empty() && !write_full(out, records.data(), records.size())) _exit(0);
-      records.clear();
       input.erase(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(consumed));
       consumed = 0;
       ssize_t got = ::read(in, buffer, sizeof buffer);
@@ -87,8 +83,10 @@ constexpr std::int64_t kFlushNanoseconds = 2'000'000;
       progress->item.store(i, std::memory_order_relaxed);
       progress->item_started_ns.store(started, std::memory_order_release);
       runner.run(run, i, records);
-      // A long chunk reports as it goes, so that a crash loses little.
-      if (records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
+      // A long chunk reports as it goes, so that a crash loses little; every chunk reports
+      // before the next starts, so that a crash is always blamed on the chunk it happened in.
+      if (i + 1 == run.count() || records.size() >= kFlushBytes ||
+          started - last_flush >= kFlushNanoseconds) {
         if (!write_full(out, records.data(), records.size())) _exit(0);
         records.clear();
         last_flush = started;

@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kHeartbeatInterval = 500ms;
 // How often an idle worker looks for messages once quiet, and a parked one (~0 % CPU).
 constexpr auto kIdlePoll = 1ms;
-constexpr auto kParkedPoll = 10ms;
+constexpr auto kParkedPoll = 25ms;
 
 std::string host_name() {
   char name[MPI_MAX_PROCESSOR_NAME];
@@ -98,10 +98,12 @@ class Supervisor {
   };
 
   // Bodies this small may join the pipe while the task process is busy, up to this many bytes
-  // not yet read by it (the pipe holds 64 KiB) and this many chunks.
+  // not yet read by it (the pipe holds 64 KiB) and this many chunks. One chunk at a time for now:
+  // with several in the pipe a crash was at times blamed on an item of a neighbouring chunk
+  // (extra retries in resilience_test, about one run in four); see the note on issue 3.
   static constexpr std::size_t kPipelinedBody = 16 * 1024;
   static constexpr std::size_t kPipelinedBytes = 48 * 1024;
-  static constexpr std::size_t kPipelinedChunks = 32;
+  static constexpr std::size_t kPipelinedChunks = 1;
   // Results up to this size are batched, for at most kResultDelay.
   static constexpr std::size_t kBatchedResult = 16 * 1024;
   static constexpr auto kResultDelay = 50us;
@@ -289,10 +291,14 @@ class Supervisor {
     }
     if (!in_child_.empty()) {
       const InChild& front = in_child_.front();
-      bool running_front = process_.current_chunk() == front.header.chunk_id;
-      auto started = running_front ? process_.item_started() : front.sent;
+      // The child runs the front chunk, or is about to (its clock starts when the chunk before
+      // it ended), or has moved past it and its records are still on the way (no deadline then).
+      auto current = process_.current_chunk();
+      bool running_front = current == front.header.chunk_id;
+      auto started = running_front ? process_.item_started() : std::max(front.sent, last_record_);
       auto timeout = std::chrono::milliseconds(front.header.timeout_ms);
-      if (front.header.timeout_ms > 0 && Clock::now() - started > timeout) {
+      if (front.header.timeout_ms > 0 && current <= front.header.chunk_id &&
+          Clock::now() - started > timeout) {
         std::uint32_t item = running_front ? process_.current_item() : front.done;
         process_.kill();
         finish_front(ChunkStatus::timed_out,
