@@ -98,12 +98,10 @@ class Supervisor {
   };
 
   // Bodies this small may join the pipe while the task process is busy, up to this many bytes
-  // not yet read by it (the pipe holds 64 KiB) and this many chunks. One chunk at a time for now:
-  // with several in the pipe a crash was at times blamed on an item of a neighbouring chunk
-  // (extra retries in resilience_test, about one run in four); see the note on issue 3.
+  // not yet read by it (the pipe holds 64 KiB) and this many chunks.
   static constexpr std::size_t kPipelinedBody = 16 * 1024;
   static constexpr std::size_t kPipelinedBytes = 48 * 1024;
-  static constexpr std::size_t kPipelinedChunks = 1;
+  static constexpr std::size_t kPipelinedChunks = 32;
   // Results up to this size are batched, for at most kResultDelay.
   static constexpr std::size_t kBatchedResult = 16 * 1024;
   static constexpr auto kResultDelay = 50us;
@@ -257,7 +255,9 @@ class Supervisor {
     auto header = RunBody(body).header();
     in_child_.push_back(
         InChild{std::move(body), header, silent, Bytes(sizeof(ResultHeader)), 0, Clock::now()});
-    if (!process_.send(in_child_.back().body)) child_died("the task process " + process_.kill());
+    // A failed write means the child is gone: progress_child() reads what it wrote before it
+    // died, then its end of file, and only then says which chunk it died in.
+    process_.send(in_child_.back().body);
   }
 
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
@@ -315,6 +315,8 @@ class Supervisor {
 
   // The task process died: the chunk it was running crashed, the ones behind it did not run.
   void child_died(const std::string& reason) {
+    // Every record it wrote has been read, so it died in the front chunk, or (if it had not
+    // started that one yet) between chunks: the front chunk's next item is blamed then.
     if (in_child_.empty()) return;
     const InChild& front = in_child_.front();
     std::uint32_t item =
