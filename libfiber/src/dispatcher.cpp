@@ -77,7 +77,7 @@ auto Dispatcher::run_on_dispatcher(Command command) -> decltype(command()) {
 
 // --- pools and their workers ---
 
-std::pair<std::shared_ptr<PoolHandle>, Dispatcher::InitializerJobs> Dispatcher::open_pool(
+std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open_pool(
     const PoolOptions& options) {
   return run_on_dispatcher([&] {
     auto pool = std::make_shared<PoolHandle>(options);
@@ -94,18 +94,17 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::InitializerJobs> Dispatcher::
   });
 }
 
-Dispatcher::InitializerJobs Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool,
-                                               int processes) {
+Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool, int processes) {
   return run_on_dispatcher([&] {
     int now = static_cast<int>(pool->workers.size());
     if (processes > now) return grow(pool, processes - now);
     shrink(*pool, now - processes);
-    return InitializerJobs{};
+    return JobsToAwait{};
   });
 }
 
-Dispatcher::InitializerJobs Dispatcher::grow(const std::shared_ptr<PoolHandle>& pool, int count) {
-  InitializerJobs initializers;
+Dispatcher::JobsToAwait Dispatcher::grow(const std::shared_ptr<PoolHandle>& pool, int count) {
+  JobsToAwait initializers;
   pool->target = static_cast<int>(pool->workers.size()) + count;
   while (static_cast<int>(pool->workers.size()) < pool->target) {
     if (auto job = add_worker(pool)) initializers.push_back(std::move(job));
@@ -148,8 +147,8 @@ std::shared_ptr<Job> Dispatcher::send_call(Worker& worker, const std::shared_ptr
   return job;
 }
 
-Dispatcher::InitializerJobs Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
-                                                  const Call& call) {
+Dispatcher::JobsToAwait Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
+                                              const Call& call) {
   return run_on_dispatcher([&] {
     auto same = std::find_if(pool->broadcasts.begin(), pool->broadcasts.end(),
                              [&](const Call& c) { return c.task == call.task; });
@@ -158,7 +157,7 @@ Dispatcher::InitializerJobs Dispatcher::broadcast(const std::shared_ptr<PoolHand
     } else {
       pool->broadcasts.push_back(call);
     }
-    InitializerJobs jobs;
+    JobsToAwait jobs;
     for (int id : pool->workers) {
       jobs.push_back(send_call(*workers_[id], pool, call, kRunBroadcast));
     }
@@ -659,9 +658,11 @@ void Dispatcher::loop() {
   Backoff backoff(10ms, 1ms);
   auto last_activity = Clock::now();
   for (;;) {
+    // Only this thread changes what is in flight, so one look per iteration is enough.
     bool autoscaling = std::any_of(pools_.begin(), pools_.end(),
                                    [](const auto& pool) { return pool->autoscale_ceiling > 0; });
-    if (!work_in_flight() && !autoscaling) {
+    bool idle = !autoscaling && !work_in_flight();
+    if (idle) {
       // Nothing can arrive from the workers: spin on the inbox for a moment (the next call of a
       // loop of apply_async rounds comes within microseconds, a thread wake-up costs more), then
       // sleep until told.
@@ -672,7 +673,7 @@ void Dispatcher::loop() {
     std::vector<std::function<void()>> commands;
     {
       std::unique_lock lock(inbox_mutex_);
-      if (inbox_.empty() && !stopping_ && !work_in_flight() && !autoscaling) {
+      if (inbox_.empty() && !stopping_ && idle) {
         inbox_changed_.wait(lock, [this] { return !inbox_.empty() || stopping_; });
       }
       commands.swap(inbox_);

@@ -37,17 +37,18 @@ class Dispatcher {
   // Stops the thread after shutting every worker down.
   ~Dispatcher();
 
-  using InitializerJobs = std::vector<std::shared_ptr<Job>>;
+  // Jobs of calls sent to workers (initializers, broadcasts) for the caller to wait on.
+  using JobsToAwait = std::vector<std::shared_ptr<Job>>;
 
   // Lends `options.processes` workers to a new pool, spawning those the runtime lacks, and starts
   // the initializer on each; returns the pool and the initializer jobs to wait for.
-  std::pair<std::shared_ptr<PoolHandle>, InitializerJobs> open_pool(const PoolOptions& options);
+  std::pair<std::shared_ptr<PoolHandle>, JobsToAwait> open_pool(const PoolOptions& options);
   // Grows or shrinks a pool; returns the initializer jobs of the workers it gained.
-  InitializerJobs resize(const std::shared_ptr<PoolHandle>& pool, int processes);
+  JobsToAwait resize(const std::shared_ptr<PoolHandle>& pool, int processes);
   void submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job);
   // Runs `call` on every worker of the pool (after what they have queued) and on every worker
   // that joins it later; returns the jobs to wait for.
-  InitializerJobs broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call);
+  JobsToAwait broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call);
   // Fails the pool's pending work with PoolClosed and drops what its workers have queued.
   void terminate(const std::shared_ptr<PoolHandle>& pool);
   // Takes the workers back from a pool (after join or terminate); they park until a pool needs
@@ -96,7 +97,7 @@ class Dispatcher {
   // Sends `call` alone to one worker; the job to wait for.
   std::shared_ptr<Job> send_call(Worker& worker, const std::shared_ptr<PoolHandle>& pool,
                                  const Call& call, std::uint32_t flags);
-  InitializerJobs grow(const std::shared_ptr<PoolHandle>& pool, int count);
+  JobsToAwait grow(const std::shared_ptr<PoolHandle>& pool, int count);
   void shrink(PoolHandle& pool, int count);
   // Takes a worker from its pool; it parks once its chunks in flight are answered.
   void remove_from_pool(int worker_id);

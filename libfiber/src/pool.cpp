@@ -34,7 +34,7 @@ PoolOptions validated(PoolOptions options, int default_size) {
 }
 
 // Waits for the initializers of new workers; throws the first one's error.
-void wait_for(const Dispatcher::InitializerJobs& initializers) {
+void wait_for(const Dispatcher::JobsToAwait& initializers) {
   for (auto& job : initializers) {
     job->wait_all(std::nullopt);
     job->result(0);
