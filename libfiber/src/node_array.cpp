@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -132,6 +133,27 @@ void unlink_node_arrays() {
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
     std::string file = entry.path().filename().string();
     if (file.rfind(prefix, 0) == 0) shm_unlink(("/" + file).c_str());
+  }
+}
+
+void unlink_stale_node_arrays() {
+  // A run whose master was killed (SIGKILL, an OOM kill, a node reboot of the master's job step)
+  // leaves its segments behind: tmpfs memory nobody frees. Runs are named "<host>-<pid>" after
+  // their master, so segments of a run mastered on this host whose master process is gone are
+  // garbage.
+  std::error_code error;
+  std::string prefix = "fiber." + this_process().host + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) != 0) continue;
+    std::size_t digits_end = file.find('.', prefix.size());
+    std::string digits = file.substr(prefix.size(), digits_end - prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    pid_t master = static_cast<pid_t>(std::stol(digits));
+    if (kill(master, 0) != 0 && errno == ESRCH) shm_unlink(("/" + file).c_str());
   }
 }
 

@@ -98,6 +98,7 @@ Runtime::Runtime(int argc, char** argv) {
   // The master's host and pid, read before the dispatcher starts, name the run.
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
+  detail::unlink_stale_node_arrays();
   std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
   live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
                                         slots_for_workers()};
