@@ -95,7 +95,9 @@ void es_setup(Settings settings) {
   std::vector<Eigen::Index> layers(settings.layers.begin(), settings.layers.end());
   s.policy = rl::Mlp(layers);
   const auto& space = s.environment->action_space();
-  s.kind = space.discrete ? rl::ActionKind::kDiscrete : rl::ActionKind::kContinuous;
+  s.kind = space.discrete            ? rl::ActionKind::kDiscrete
+           : settings.squash_actions ? rl::ActionKind::kSquashed
+                                     : rl::ActionKind::kContinuous;
   if (!space.discrete) {
     s.bounds.low = Eigen::Map<const Eigen::VectorXd>(space.low.data(), space.size);
     s.bounds.high = Eigen::Map<const Eigen::VectorXd>(space.high.data(), space.size);
@@ -128,6 +130,8 @@ BatchResult es_evaluate(EpisodeBatch batch) {
   }
   Eigen::Map<const Eigen::VectorXd> theta(s.generation.theta.data(),
                                           static_cast<Eigen::Index>(s.generation.theta.size()));
+  const int episodes = s.settings.episodes_per_perturbation;
+  const std::uint64_t stride = s.settings.common_start_states ? 0 : episodes;
   std::uint64_t seed = batch.seed;
   for (std::int64_t index : batch.noise_indices) {
     std::int64_t length = 0;
@@ -136,13 +140,19 @@ BatchResult es_evaluate(EpisodeBatch batch) {
       result.lengths.push_back(length);
       continue;
     }
-    // Both members of a pair start from the same state: their difference is the perturbation's
+    // Both members of a pair start from the same states: their difference is the perturbation's
     // effect, not the luck of the initial state.
     Eigen::VectorXd epsilon = noise_at(s, index).cast<double>() * s.settings.sigma;
-    result.returns_positive.push_back(run_episode(s, theta + epsilon, seed, length, record));
-    result.lengths.push_back(length);
-    result.returns_negative.push_back(run_episode(s, theta - epsilon, seed++, length, record));
-    result.lengths.push_back(length);
+    double positive = 0, negative = 0;
+    for (int j = 0; j < episodes; ++j) {
+      positive += run_episode(s, theta + epsilon, seed + j, length, record);
+      result.lengths.push_back(length);
+      negative += run_episode(s, theta - epsilon, seed + j, length, record);
+      result.lengths.push_back(length);
+    }
+    result.returns_positive.push_back(positive / episodes);
+    result.returns_negative.push_back(negative / episodes);
+    seed += stride;
   }
   return result;
 }

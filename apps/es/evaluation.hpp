@@ -22,10 +22,14 @@ struct Settings {
   std::int64_t noise_size = 0;
   std::uint64_t noise_seed = 0;
   bool record_observations = true;
+  int episodes_per_perturbation = 1;  // a perturbation's return: the mean over this many episodes
+  bool common_start_states = false;   // every perturbation of a task starts from the same states
+  bool squash_actions = false;        // continuous actions: tanh into the bounds, not clipped
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
-    archive& environment& layers& sigma& noise_size& noise_seed& record_observations;
+    archive& environment& layers& sigma& noise_size& noise_seed& record_observations&
+        episodes_per_perturbation& common_start_states& squash_actions;
   }
 };
 
@@ -42,8 +46,9 @@ struct Generation {
 };
 
 // One task: antithetic pairs (theta + sigma * eps, theta - sigma * eps) for each noise index, or
-// with index -1 the unperturbed policy once (evaluation). The k-th entry's episodes (both of a
-// pair) use seed + k.
+// with index -1 the unperturbed policy once (evaluation, seed). Each member of the k-th pair runs
+// Settings::episodes_per_perturbation episodes (E) from seeds seed + k * E + j, j < E, or, with
+// Settings::common_start_states, from seed + j whatever k.
 struct EpisodeBatch {
   std::vector<std::int64_t> noise_indices;
   std::uint64_t seed = 0;

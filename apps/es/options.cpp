@@ -53,6 +53,19 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--noise-seed", o.noise_seed, "seed of the noise table")->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the policy and of the noise sampling")
       ->capture_default_str();
+  app.add_option("--episodes-per-perturbation", o.episodes_per_perturbation,
+                 "episodes (from different start states) averaged into each perturbation's return")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_flag("--common-start-states,!--no-common-start-states", o.common_start_states,
+               "every perturbation of a generation starts from the same states (common random "
+               "numbers: ranks compare policies, not starting luck)")
+      ->capture_default_str();
+  app.add_option("--continuous-actions", o.continuous_actions,
+                 "continuous action spaces: 'clip' the network's output to the bounds, or 'tanh' "
+                 "to squash it into them")
+      ->check(CLI::IsMember({"clip", "tanh"}))
+      ->capture_default_str();
   app.add_option("--eval-episodes", o.eval_episodes,
                  "episodes of the unperturbed policy per generation")
       ->check(CLI::NonNegativeNumber)

@@ -20,7 +20,10 @@ struct Options {
   std::int64_t noise_size = 25'000'000;  // float32 entries of the shared noise table
   std::uint64_t noise_seed = 123;
   std::uint64_t seed = 0;
-  int eval_episodes = 5;     // episodes of the mean policy per generation
+  int episodes_per_perturbation = 1;        // episodes averaged into one perturbation's return
+  bool common_start_states = false;         // all perturbations of a generation see the same starts
+  std::string continuous_actions = "clip";  // "clip" or "tanh" (squashed into the bounds)
+  int eval_episodes = 5;                    // episodes of the mean policy per generation
   double target_return = 0;  // stop once the eval mean reaches it (with --stop-at-target)
   bool stop_at_target = false;
   bool normalize_observations = true;

@@ -147,8 +147,14 @@ int train(const Options& o) {
     return 1;
   }
 
-  Settings settings{o.environment, layers,       o.sigma,
-                    o.noise_size,  o.noise_seed, o.normalize_observations};
+  Settings settings{o.environment,
+                    layers,
+                    o.sigma,
+                    o.noise_size,
+                    o.noise_seed,
+                    o.normalize_observations,
+                    o.episodes_per_perturbation,
+                    o.common_start_states};
   fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
   std::set<std::string> hosts;
   for (const auto& worker : pool.workers()) hosts.insert(worker.host);
@@ -162,6 +168,7 @@ int train(const Options& o) {
   const std::int64_t dim = state.theta.size();
   std::uniform_int_distribution<std::int64_t> noise_index(0, o.noise_size - dim);
   const int pairs = o.population / 2;
+  const auto episodes = static_cast<std::uint64_t>(o.episodes_per_perturbation);
   auto retried_before = pool.stats().tasks_retried;
 
   while (state.generation < o.generations) {
@@ -178,11 +185,11 @@ int train(const Options& o) {
     std::uint64_t seed_base = o.seed * 1'000'003 + static_cast<std::uint64_t>(g) * 10'000'019;
     for (int first = 0; first < pairs; first += o.pairs_per_task) {
       int last = std::min(pairs, first + o.pairs_per_task);
-      batches.push_back({{indices.begin() + first, indices.begin() + last},
-                         seed_base + static_cast<std::uint64_t>(first)});
+      std::uint64_t seed = o.common_start_states ? seed_base : seed_base + first * episodes;
+      batches.push_back({{indices.begin() + first, indices.begin() + last}, seed});
     }
     for (int e = 0; e < o.eval_episodes; ++e) {
-      batches.push_back({{-1}, seed_base + static_cast<std::uint64_t>(pairs) + e});
+      batches.push_back({{-1}, seed_base + pairs * episodes + e});
     }
     auto results = pool.map(es_evaluate, batches, 1);
 

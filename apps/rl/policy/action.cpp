@@ -169,6 +169,18 @@ Eigen::VectorXd act_continuous(const Mlp& mlp, const Eigen::VectorXd& observatio
   return clip_action(mlp.forward(observation), bounds);
 }
 
+Eigen::VectorXd act_squashed(const Mlp& mlp, const Eigen::VectorXd& observation,
+                             const ActionBounds& bounds) {
+  check_bounds(bounds);
+  const Eigen::VectorXd output = mlp.forward(observation);
+  if (output.size() != bounds.low.size()) {
+    throw std::invalid_argument("act_squashed: the network gives " + std::to_string(output.size()) +
+                                " values, the bounds " + std::to_string(bounds.low.size()));
+  }
+  const Eigen::ArrayXd unit = (output.array().tanh() + 1.0) * 0.5;
+  return (bounds.low.array() + unit * (bounds.high - bounds.low).array()).matrix();
+}
+
 Eigen::VectorXd act(const Mlp& mlp, const Eigen::VectorXd& observation, ActionKind kind,
                     const ActionBounds& bounds) {
   switch (kind) {
@@ -176,6 +188,8 @@ Eigen::VectorXd act(const Mlp& mlp, const Eigen::VectorXd& observation, ActionKi
       return Eigen::VectorXd::Constant(1, static_cast<double>(act_discrete(mlp, observation)));
     case ActionKind::kContinuous:
       return act_continuous(mlp, observation, bounds);
+    case ActionKind::kSquashed:
+      return act_squashed(mlp, observation, bounds);
   }
   throw std::invalid_argument("act: unknown action kind");
 }

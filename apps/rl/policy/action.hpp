@@ -20,7 +20,10 @@
 
 namespace fiber::rl {
 
-enum class ActionKind { kDiscrete, kContinuous };
+// kContinuous clips the network's output to the bounds; kSquashed maps it into them with tanh
+// (low + (tanh(out) + 1) / 2 * (high - low)), which makes saturated, bang-bang actions as easy to
+// reach as small ones: what deterministic policies searched by ES need on Pendulum-like tasks.
+enum class ActionKind { kDiscrete, kContinuous, kSquashed };
 
 // Bounds of a continuous action space (per dimension); unused for discrete actions.
 struct ActionBounds {
@@ -118,7 +121,8 @@ class ContinuousPolicy {
 
 // The deterministic action of `mlp` for `observation` (already normalized, if the caller
 // normalizes): for kDiscrete a vector of one element holding the argmax index (as a double),
-// `bounds` unused; for kContinuous clip(output, bounds.low, bounds.high).
+// `bounds` unused; for kContinuous clip(output, bounds.low, bounds.high); for kSquashed the
+// tanh-squashed output.
 Eigen::VectorXd act(const Mlp& mlp, const Eigen::VectorXd& observation, ActionKind kind,
                     const ActionBounds& bounds = {});
 
@@ -126,5 +130,7 @@ Eigen::VectorXd act(const Mlp& mlp, const Eigen::VectorXd& observation, ActionKi
 Eigen::Index act_discrete(const Mlp& mlp, const Eigen::VectorXd& observation);
 Eigen::VectorXd act_continuous(const Mlp& mlp, const Eigen::VectorXd& observation,
                                const ActionBounds& bounds);
+Eigen::VectorXd act_squashed(const Mlp& mlp, const Eigen::VectorXd& observation,
+                             const ActionBounds& bounds);
 
 }  // namespace fiber::rl

@@ -172,6 +172,17 @@ TEST(Act, DeterministicActionsFromTheNetwork) {
   EXPECT_EQ(act(mlp, obs, ActionKind::kContinuous, bounds), Eigen::Vector3d(0.5, 1.0, -1.0));
   EXPECT_EQ(act_continuous(mlp, obs, bounds), Eigen::Vector3d(0.5, 1.0, -1.0));
   EXPECT_THROW(act(mlp, obs, ActionKind::kContinuous, {}), std::invalid_argument);
+
+  // Squashed: low + (tanh(out) + 1) / 2 * (high - low), here on [0, 4] x [-2, 2] x [-1, 3].
+  const ActionBounds wide{Eigen::Vector3d(0.0, -2.0, -1.0), Eigen::Vector3d(4.0, 2.0, 3.0)};
+  const Eigen::VectorXd squashed = act(mlp, obs, ActionKind::kSquashed, wide);
+  ASSERT_EQ(squashed.size(), 3);
+  EXPECT_DOUBLE_EQ(squashed[0], 2.0 * (std::tanh(0.5) + 1.0));
+  EXPECT_DOUBLE_EQ(squashed[1], 2.0 * std::tanh(2.0));
+  EXPECT_NEAR(squashed[2], -1.0, 1e-5);  // tanh(-7.5): the bound, almost
+  EXPECT_GT(squashed[2], -1.0);
+  EXPECT_THROW(act_squashed(mlp, obs, ActionBounds{Eigen::Vector2d(0, 0), Eigen::Vector2d(1, 1)}),
+               std::invalid_argument);
 }
 
 }  // namespace
