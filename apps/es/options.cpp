@@ -87,6 +87,11 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every, "generations between checkpoints")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--time-limit", o.time_limit,
+                 "stop (with a checkpoint) after the generation that ends past this many seconds "
+                 "of this invocation; 0: no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--resume", o.resume,
                  "continue from this checkpoint; 'auto': from --checkpoint if it exists");
   try {

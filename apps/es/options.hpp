@@ -31,6 +31,7 @@ struct Options {
   std::string output = "es-run.h5";
   std::string checkpoint;  // default: output with .ckpt.h5
   int checkpoint_every = 10;
+  double time_limit = 0;    // seconds for this invocation; 0: none
   std::string resume;       // a checkpoint to continue from
   std::string config_text;  // the effective configuration, for the run log
 };

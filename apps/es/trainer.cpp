@@ -171,6 +171,7 @@ int train(const Options& o) {
   const auto episodes = static_cast<std::uint64_t>(o.episodes_per_perturbation);
   auto retried_before = pool.stats().tasks_retried;
 
+  const auto invocation_started = Clock::now();
   while (state.generation < o.generations) {
     auto started = Clock::now();
     std::int64_t g = state.generation;
@@ -246,7 +247,11 @@ int train(const Options& o) {
     std::fflush(stdout);
 
     bool solved = o.stop_at_target && eval >= o.target_return;
-    if (state.generation % o.checkpoint_every == 0 || state.generation == o.generations || solved) {
+    bool out_of_time =
+        o.time_limit > 0 &&
+        std::chrono::duration<double>(Clock::now() - invocation_started).count() >= o.time_limit;
+    if (state.generation % o.checkpoint_every == 0 || state.generation == o.generations || solved ||
+        out_of_time) {
       try {
         save(state, o.checkpoint);
       } catch (const rl::StorageError& error) {
@@ -257,6 +262,11 @@ int train(const Options& o) {
     if (solved) {
       std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
                   o.target_return, static_cast<long long>(g));
+      break;
+    }
+    if (out_of_time) {
+      std::printf("fiber-es: time limit of %g s reached after generation %lld\n", o.time_limit,
+                  static_cast<long long>(g));
       break;
     }
   }

@@ -3,7 +3,7 @@
 #   es_checks.sh BUILD_DIR solves|resume|bad-input
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
-#            log has every generation exactly once.
+#            log has every generation exactly once; --time-limit stops with a checkpoint.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
 set -euo pipefail
@@ -49,6 +49,11 @@ with h5py.File("whole.h5") as a, h5py.File("split.h5") as b:
         assert np.array_equal(a["log/" + column][:ra], b["log/" + column][:rb]), column
 print("bit-identical after resume; generations 0..5 once each")
 PY
+  # A time limit ends the run after the generation in flight, with a checkpoint to resume from.
+  "${es[@]}" "${common[@]}" --generations 6 --time-limit 1e-6 --output limited.h5 |
+    grep -q "time limit of 1e-06 s reached after generation 0" || fail "no stop at the time limit"
+  "${es[@]}" "${common[@]}" --generations 2 --output limited.h5 --resume auto | grep -q "resumed" ||
+    fail "no resume after the time limit"
   ;;
 bad-input)
   expect_error() {  # expect_error PATTERN ARGS...: one line matching, non-zero exit
