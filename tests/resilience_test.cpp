@@ -218,6 +218,43 @@ TEST_F(Resilience, KilledWorkerProcessIsReplacedAndTheMapCompletes) {
   EXPECT_NE(pids_before, pids_after);
 }
 
+// Workers that fall silent one after another (stopped here with SIGSTOP, starved by an
+// overloaded node in real life) are alive more likely than dead: fiber waits longer for the next
+// before replacing it, instead of spawning a new process every worker_timeout.
+TEST_F(Resilience, WorkersFallingSilentOneAfterAnotherAreWaitedForLonger) {
+  using Clock = std::chrono::steady_clock;
+  fiber::Pool pool({.processes = 1, .worker_timeout = 1000ms});
+  std::vector<long> stopped;
+  std::vector<double> seconds_to_replace;
+  for (int round = 0; round < 3; ++round) {
+    long pid = pool.workers().at(0).pid;
+    auto lost_before = pool.stats().workers_lost;
+    auto pending = pool.apply_async(fiber_test::sleep_then, round, 50);
+    kill(static_cast<pid_t>(pid), SIGSTOP);
+    stopped.push_back(pid);
+    auto started = Clock::now();
+    EXPECT_EQ(pending.get(), round);  // re-run on the replacement
+    while (pool.stats().workers_lost == lost_before) std::this_thread::sleep_for(10ms);
+    seconds_to_replace.push_back(std::chrono::duration<double>(Clock::now() - started).count());
+  }
+  EXPECT_EQ(pool.stats().workers_lost, 3u);
+  EXPECT_EQ(pool.size(), 1);
+  EXPECT_GT(seconds_to_replace[2], 1.5 * seconds_to_replace[0]);  // waited for longer
+
+  // Woken up, they answer again: they are parked, and a pool that grows takes them back (parked
+  // workers come before new ones) and runs tasks on them.
+  for (long pid : stopped) kill(static_cast<pid_t>(pid), SIGCONT);
+  std::vector<std::tuple<int, int>> naps(20, {0, 50});  // the master listens meanwhile
+  pool.map(fiber_test::sleep_then, naps, 1);
+  pool.resize(8);
+  std::set<long> pids;
+  for (const auto& worker : pool.workers()) pids.insert(worker.pid);
+  for (long pid : stopped) EXPECT_TRUE(pids.count(pid)) << "worker pid " << pid << " not reused";
+  std::vector<int> items(200), squares(200);
+  for (int i = 0; i < 200; ++i) items[i] = i, squares[i] = i * i;
+  EXPECT_EQ(pool.map(fiber_test::square, items, 1), squares);
+}
+
 TEST_F(Resilience, TasksRunInTheirOwnProcessUnlessIsolationIsNone) {
   fiber::Pool isolated({.processes = 1});
   EXPECT_NE(isolated.apply(task_process_pid, 0), isolated.workers().at(0).pid);

@@ -24,6 +24,10 @@ using namespace std::chrono_literals;
 
 // How long a spawned worker may take to say hello before the spawn counts as failed.
 constexpr auto kHelloTimeout = 120s;
+// At most this many times worker_timeout of silence before a worker is taken for lost.
+constexpr int kMaxSilenceScale = 32;
+// ... back to once worker_timeout when no worker was lost for this many times worker_timeout.
+constexpr int kCalmAfterLosses = 30;
 // A chunk should run about this long when the chunk size is automatic: long enough that the
 // per-chunk cost of a round trip is small beside it, short enough to balance well.
 constexpr double kTargetChunkSeconds = 0.5e-3;
@@ -433,6 +437,11 @@ bool Dispatcher::poll_workers() {
     if (!message) continue;
     worker.channel.post_receive(&receives_[id]);
     worker.last_heard = now_;
+    if (worker.dead) {
+      revive(id);
+      any = true;
+      continue;
+    }
     if (message->kind == MessageKind::result) {
       auto list = std::make_shared<const Bytes>(std::move(message->body));
       for_each_entry(*list, [&](std::span<const char> result) { on_result(worker, list, result); });
@@ -455,6 +464,7 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
   auto chunk = std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
                             [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
   if (chunk == worker.in_flight.end()) {
+    if (header.chunk_id < worker.stale_chunks_below) return;  // re-sent when it was lost
     throw Error(fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
   }
   InFlight done = std::move(*chunk);
@@ -550,18 +560,42 @@ void Dispatcher::requeue(const InFlight& chunk, std::size_t first, std::size_t c
 
 void Dispatcher::check_deadlines() {
   auto now = Clock::now();
-  if (now - last_deadline_check_ < 100ms) return;
+  auto gap = now - last_deadline_check_;
+  if (gap < 100ms) return;
+  bool first_check = last_deadline_check_ == Clock::time_point{};
   last_deadline_check_ = now;
+  // The dispatcher itself did not run for a while (a long spawn, an overloaded node): nobody was
+  // listened to meanwhile, so that time is nobody's silence.
+  if (!first_check && gap > 1s) {
+    for (auto& worker : workers_) worker->last_heard += gap;
+  }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
     Worker& worker = *workers_[id];
     if (worker.dead || worker.in_flight.empty()) continue;
     const InFlight& oldest = worker.in_flight.front();
     // A worker running tasks in its own process cannot send heartbeats meanwhile.
     if (oldest.pool->options.isolation != Isolation::process) continue;
+    const auto base_timeout = oldest.pool->options.worker_timeout;
+    auto timeout = base_timeout * silence_scale_;
+    if (silence_scale_ > 1 && now - last_loss_ > kCalmAfterLosses * base_timeout) {
+      silence_scale_ = 1;
+      timeout = base_timeout;
+    }
     auto silence = now - worker.last_heard;
-    if (silence > oldest.pool->options.worker_timeout) {
+    if (silence > timeout) {
       declare_dead(static_cast<int>(id), fmt::format("{} stopped answering for {:.1f} s",
                                                      where(worker.info), seconds(silence)));
+      // (Workers found silent in the same round, e.g. those of one lost node, are one event.)
+      bool soon_after_a_loss =
+          last_loss_ != Clock::time_point{} && now != last_loss_ && now - last_loss_ < 3 * timeout;
+      if (soon_after_a_loss && silence_scale_ < kMaxSilenceScale) {
+        silence_scale_ *= 2;
+        fmt::print(stderr,
+                   "fiber: workers keep falling silent (an overloaded node?); a worker is now "
+                   "taken for lost after {:.0f} s of silence\n",
+                   seconds(base_timeout * silence_scale_));
+      }
+      last_loss_ = now;
     }
   }
 }
@@ -569,11 +603,9 @@ void Dispatcher::check_deadlines() {
 void Dispatcher::declare_dead(int worker_id, const std::string& why) {
   Worker& worker = *workers_[worker_id];
   worker.dead = true;
-  // MPI reports nothing about a dead process (PLATFORM.md fact 7): stop listening to it and
-  // never send to it again. Its connection stays (disconnecting from a dead process hangs).
-  MPI_Cancel(&receives_[worker_id]);
-  MPI_Request_free(&receives_[worker_id]);
-  receives_[worker_id] = MPI_REQUEST_NULL;
+  // MPI reports nothing about a dead process (PLATFORM.md fact 7): send it nothing more. Its
+  // connection stays (disconnecting from a dead process hangs) and its receive stays posted: a
+  // worker that was only starved (an overloaded node) answers again and is revived.
   std::shared_ptr<PoolHandle> pool;
   auto in_flight = std::move(worker.in_flight);
   worker.in_flight.clear();
@@ -604,6 +636,16 @@ void Dispatcher::declare_dead(int worker_id, const std::string& why) {
     }
   }
   std::fprintf(stderr, "fiber: %s; its tasks go to other workers\n", why.c_str());
+}
+
+void Dispatcher::revive(int worker_id) {
+  Worker& worker = *workers_[worker_id];
+  worker.dead = false;
+  worker.stale_chunks_below = next_chunk_id_;
+  worker.channel.send(MessageKind::drop);  // its chunks were re-sent to others
+  fmt::print(stderr, "fiber: {} answered again after being taken for lost; it waits parked\n",
+             where(worker.info));
+  park_if_drained(worker_id);
 }
 
 void Dispatcher::autoscale() {
@@ -722,8 +764,11 @@ void Dispatcher::shutdown_workers() {
     check_deadlines();
   }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
-    if (workers_[id]->dead) continue;
     MPI_Cancel(&receives_[id]);
+    if (workers_[id]->dead) {
+      MPI_Request_free(&receives_[id]);  // never waited for: its process may be gone
+      continue;
+    }
     MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
     workers_[id]->channel.send(MessageKind::shutdown);
   }

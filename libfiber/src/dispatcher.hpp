@@ -77,7 +77,9 @@ class Dispatcher {
     Clock::time_point last_heard{};   // any message: a silent busy worker is taken for dead
     Clock::time_point idle_since{};   // for autoscaling down
     bool parked = false;
-    bool dead = false;
+    bool dead = false;  // taken for lost: in no pool, sent nothing, but still listened to
+    // Results of chunks sent before it was taken for lost (re-sent elsewhere) are ignored.
+    std::uint64_t stale_chunks_below = 0;
   };
   // Mean time per item of each task, measured on the workers, for chunk sizes and prefetch.
   struct TaskTiming {
@@ -123,6 +125,8 @@ class Dispatcher {
   void requeue(const InFlight& chunk, std::size_t first, std::size_t count);
   void check_deadlines();
   void declare_dead(int worker_id, const std::string& why);
+  // A worker taken for lost answered again: it drops what it held and waits parked for reuse.
+  void revive(int worker_id);
   void autoscale();
   bool work_in_flight() const;
   void shutdown_workers();
@@ -149,6 +153,11 @@ class Dispatcher {
   std::vector<Job::ItemResult> scratch_results_;
   std::uint64_t next_chunk_id_ = 1;
   Clock::time_point last_deadline_check_{};
+  // Silence needed before a worker is taken for lost, as a multiple of worker_timeout: doubled
+  // when losses follow each other closely (an overloaded node starves workers that are alive,
+  // and replacing them would only add processes), back to 1 after a calm period.
+  int silence_scale_ = 1;
+  Clock::time_point last_loss_{};
   std::atomic<int> worker_count_{0};
   std::atomic<int> parked_count_{0};
 
