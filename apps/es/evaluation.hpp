@@ -22,10 +22,11 @@ struct Settings {
   std::int64_t noise_size = 0;
   std::uint64_t noise_seed = 0;
   bool record_observations = true;
+  int step_sleep_us = 0;  // simulated cost of a step, slept at the episode's end (benchmarks)
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
-    archive& environment& layers& sigma& noise_size& noise_seed& record_observations;
+    archive& environment& layers& sigma& noise_size& noise_seed& record_observations& step_sleep_us;
   }
 };
 
