@@ -134,11 +134,11 @@ def main():
         times.set_ylabel("seconds per generation")
         times.set_title(f"fiber-es, population {population:,}")
         times.legend()
-        efficiency.semilogx(counts, [base / (n * measured[n][0]) for n in counts], "o",
-                            label="measured")
+        measured_efficiency = [base / (n * measured[n][0]) for n in counts]
+        efficiency.semilogx(counts, measured_efficiency, "o", label="measured")
         efficiency.semilogx(extended, [base / (n * model(n, m, c, tau, tasks))
                                        for n in extended], "-", label="model")
-        efficiency.set_ylim(0, 1.1)
+        efficiency.set_ylim(0, max(1.1, max(measured_efficiency) + 0.1))
         efficiency.set_xlabel("workers")
         efficiency.set_ylabel("parallel efficiency")
         efficiency.legend()
