@@ -7,8 +7,7 @@
 //   ./noise_memory --workers N --table shared|private|none [--floats F]
 //
 // Prints `table,workers,processes,pss_bytes,table_bytes` on stdout. The job's processes are the
-// ones running this executable: the master, its workers and their task processes.
-#include <unistd.h>
+// master, its workers and their children (the task processes).
 #include <CLI/CLI.hpp>
 #include <fiber/fiber.hpp>
 
@@ -18,7 +17,9 @@
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <set>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -75,18 +76,34 @@ double pss_bytes(const std::filesystem::path& process) {
   return 0;
 }
 
-// Sums PSS over the processes running this executable.
-double job_pss_bytes(int& processes) {
-  auto self = std::filesystem::read_symlink("/proc/self/exe");
-  double total = 0;
-  processes = 0;
+// The parent process id from /proc/PID/stat (0 if the process is gone).
+long parent_pid(const std::filesystem::path& process) {
+  std::ifstream stat(process / "stat");
+  std::string text;
+  std::getline(stat, text);
+  auto end_of_name = text.rfind(')');  // the name may hold spaces and parentheses
+  if (end_of_name == std::string::npos) return 0;
+  std::istringstream rest(text.substr(end_of_name + 1));
+  char state = 0;
+  long parent = 0;
+  rest >> state >> parent;
+  return parent;
+}
+
+// Sums PSS over this job's processes: the master, the pool's workers and their children (the
+// task processes). Processes of an earlier run still exiting are not counted.
+double job_pss_bytes(const fiber::Pool& pool, int& processes) {
+  std::set<long> workers;
+  for (const auto& worker : pool.workers()) workers.insert(worker.pid);
+  double total = pss_bytes("/proc/self");
+  processes = 1;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     auto name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code error;
-    if (std::filesystem::read_symlink(entry.path() / "exe", error) != self || error) continue;
-    total += pss_bytes(entry.path());
-    ++processes;
+    if (workers.count(std::stol(name)) || workers.count(parent_pid(entry.path()))) {
+      total += pss_bytes(entry.path());
+      ++processes;
+    }
   }
   return total;
 }
@@ -121,7 +138,7 @@ int main(int argc, char** argv) {
     fiber::Pool pool({.processes = workers});
     pool.broadcast(load_table, kind, floats);  // returns once every worker has it
     int processes = 0;
-    double pss = job_pss_bytes(processes);
+    double pss = job_pss_bytes(pool, processes);
     double table_bytes = kind == "none" ? 0.0 : static_cast<double>(floats) * sizeof(float);
     std::printf("%s,%d,%d,%.0f,%.0f\n", kind.c_str(), workers, processes, pss, table_bytes);
     std::fprintf(stderr, "noise_memory: table %-7s %2d workers, %2d processes: PSS %8.1f MiB\n",

@@ -14,7 +14,7 @@ sys.path[:0] = [here, os.path.join(here, "..")]
 import peers  # noqa: E402
 import protocol  # noqa: E402
 
-SIZES = (2_000, 40_000, 1_000)
+SIZES = (500, 20_000, 200)
 QUICK_SIZES = (100, 2_000, 40)
 
 
