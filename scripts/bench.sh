@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# The throughput benchmark: empty tasks on fiber pools of 1, 2 and 4 workers, against the plain
-# MPI round trip fiber is built on (the floor) and against Python's multiprocessing.Pool (the peer);
-# then the elasticity benchmark (growing, shrinking, recovering from crashes and lost workers).
+# The Fiber paper's benchmarks, replayed in one run against peers on this machine:
+#   throughput   empty tasks: fiber, the raw MPI round trip to a spawned process (the floor),
+#                multiprocessing.Pool, mpi4py.futures, IPyParallel
+#   overhead     the paper's sleep test (5 workers, 1 s .. 100 us tasks, ideal 1 s): fiber, the
+#                same sleeps looped in one process (the floor), and the same three peers
+#   es_scaling   fiber-es generation time with 1 .. 64 workers, population 2,048
+#   noise_memory PSS of the job with a shared noise table against a copy per worker
+#   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #
-#   scripts/bench.sh            the full run (a few minutes)
-#   scripts/bench.sh --quick    a tenth of the tasks per measurement (well under a minute)
+#   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
 #
-# Builds build/ (Release), runs the three programs in one go and writes
-#   benchmarks/results/throughput.csv   framework,mode,workers,chunksize,tasks,seconds,tasks_per_second
-#   benchmarks/results/throughput.md    the table that it also prints
-# If a program fails, the rows measured so far are still written and reported, and the script
-# exits with status 1.
+# Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
+# and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
+# benchmarks/results/NAME.csv, NAME.md and NAME.png for each benchmark, and run.txt (when, which
+# mode, the machine's load). A full run also rewrites the README's tables. If a program fails,
+# the rows measured so far are still reported, and the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
-quick=()
+quick=false
 for arg in "$@"; do
   case "$arg" in
-    --quick) quick=(--quick) ;;
+    --quick) quick=true ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
   esac
@@ -27,57 +32,128 @@ done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-scripts/setup.sh
+scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
-cmake --build build -j2 --target fiber_throughput mpi_roundtrip fiber_elasticity fiberrun
+cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
+  sleep_floor noise_memory fiber_elasticity
 
 # mpirun and MPI singletons refuse root without these (PLATFORM.md fact 1).
 if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
+python=/usr/bin/python3  # Debian's: the peers and matplotlib are installed for it
 results=benchmarks/results
-csv="$results/throughput.csv"
-partial="$csv.tmp"  # replaces the old results only once every program has run
 mkdir -p "$results"
-echo "framework,mode,workers,chunksize,tasks,seconds,tasks_per_second" >"$partial"
+started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+SECONDS=0
 
-# Runs one measuring program, its CSV appended to OUTPUT; a hang ends at the time limit.
+# Runs one measuring program, its CSV lines appended to OUTPUT; a hang ends at the time limit.
 #   measure NAME LIMIT OUTPUT COMMAND...
 failed=()
 measure() {
   local name="$1" limit="$2" output="$3"
   shift 3
-  echo "== $name" >&2
+  echo "== $name ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2
   if ! timeout --kill-after=10 "$limit" "$@" >>"$output"; then
     echo "bench.sh: $name failed or timed out (limit ${limit}s)" >&2
     failed+=("$name")
   fi
 }
 
+# Starts NAME's CSV (a .tmp beside it until the benchmark is done) with its header.
+begin_csv() { echo "$2" >"$results/$1.csv.tmp"; }
+end_csv() { mv "$results/$1.csv.tmp" "$results/$1.csv"; }
+
+# Writes NAME's Markdown and PNG with its report.py, and the README's table on a full run.
+report() {
+  local name="$1" script="$2"
+  local readme=(--readme README.md)
+  $quick && readme=()
+  echo >&2
+  $python "$script" "$results/$name.csv" --markdown "$results/$name.md" \
+    --plot "$results/$name.png" "${readme[@]}" || failed+=("$name report")
+}
+
+if $quick; then
+  quick_flag=(--quick)
+  overhead=(--task-seconds 0.001 0.0001 --repeats 1)
+  peer_limit=(--limit 1)
+  es_scaling=(--workers 1 4 16 --population 256 --generations 2)
+  noise_memory=(--floats 4000000)
+else
+  quick_flag=()
+  overhead=(--repeats 3)
+  peer_limit=(--limit 5)
+  es_scaling=(--workers 1 2 4 8 16 32 64 --population 2048 --generations 3)
+  noise_memory=(--floats 25000000)
+fi
+
+# --- throughput of empty tasks
+begin_csv throughput "framework,mode,workers,chunksize,tasks,seconds,tasks_per_second"
+out="$results/throughput.csv.tmp"
 bin=build/benchmarks/throughput
-measure mpi_roundtrip 120 "$partial" "$bin/mpi_roundtrip"
-measure fiber_throughput 900 "$partial" "$bin/fiber_throughput" "${quick[@]}"
-measure multiprocessing_peer 900 "$partial" /usr/bin/python3 \
-  benchmarks/throughput/multiprocessing_peer.py "${quick[@]}"
+measure mpi_roundtrip 120 "$out" "$bin/mpi_roundtrip"
+measure fiber_throughput 900 "$out" "$bin/fiber_throughput" "${quick_flag[@]}"
+for peer in multiprocessing mpi4py_futures ipyparallel; do
+  measure "${peer}_throughput" 600 "$out" $python "benchmarks/throughput/${peer}_peer.py" \
+    "${quick_flag[@]}"
+done
+end_csv throughput
+report throughput benchmarks/throughput/report.py
 
-# Growing, shrinking, crash and lost-worker recovery. Through fiberrun: it kills a worker
-# process, which ends the job under a plain mpirun.
-elasticity_csv="$results/elasticity.csv"
-echo "measure,workers,seconds" >"$elasticity_csv.tmp"
-measure fiber_elasticity 300 "$elasticity_csv.tmp" build/libfiber/fiberrun -n 1 \
-  build/benchmarks/elasticity/fiber_elasticity "${quick[@]}"
-mv "$elasticity_csv.tmp" "$elasticity_csv"
+# --- framework overhead (the paper's sleep test)
+begin_csv overhead "framework,mode,task_seconds,tasks,workers,seconds,measured_tasks"
+out="$results/overhead.csv.tmp"
+measure sleep_floor 300 "$out" build/benchmarks/overhead/sleep_floor "${overhead[@]}"
+measure fiber_overhead 600 "$out" build/benchmarks/overhead/fiber_overhead "${overhead[@]}"
+for peer in multiprocessing mpi4py_futures ipyparallel; do
+  measure "${peer}_overhead" 600 "$out" $python "benchmarks/overhead/$peer/overhead.py" \
+    "${overhead[@]}" "${peer_limit[@]}"
+done
+end_csv overhead
+report overhead benchmarks/overhead/report.py
 
-mv "$partial" "$csv"
+# --- ES scaling
+begin_csv es_scaling "workers,generation,seconds,master_seconds,population,step_sleep_us,episode_steps"
+measure es_scaling 900 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
+  build "${es_scaling[@]}"
+end_csv es_scaling
+report es_scaling benchmarks/es_scaling/report.py
+
+# --- noise-table memory: one run per configuration, so that no parked workers are counted
+begin_csv noise_memory "table,workers,processes,pss_bytes,table_bytes"
+for workers in 1 4 16; do
+  for table in none shared private; do
+    measure "noise_memory $table $workers" 120 "$results/noise_memory.csv.tmp" \
+      build/benchmarks/noise_memory/noise_memory --workers "$workers" --table "$table" \
+      "${noise_memory[@]}"
+  done
+done
+end_csv noise_memory
+report noise_memory benchmarks/noise_memory/report.py
+
+# --- elasticity. Through fiberrun: it kills a worker process, which ends a plain mpirun's job.
+begin_csv elasticity "measure,workers,seconds"
+measure fiber_elasticity 300 "$results/elasticity.csv.tmp" build/libfiber/fiberrun -n 1 \
+  build/benchmarks/elasticity/fiber_elasticity "${quick_flag[@]}"
+end_csv elasticity
+readme=(--readme README.md)
+$quick && readme=()
+$python benchmarks/elasticity/report.py "$results/elasticity.csv" \
+  --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+
+cat >"$results/run.txt" <<EOF
+scripts/bench.sh $($quick && echo --quick || echo "(full run)")
+started $started, took $((SECONDS / 60)) min $((SECONDS % 60)) s
+commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo " (with local changes)")
+load average (1, 5, 15 min) at the start: $load_before, at the end: $(cut -d' ' -f1-3 /proc/loadavg)
+processors: $(nproc)
+failed: ${failed[*]:-none}
+EOF
 echo >&2
-readme=(--readme README.md)  # the README shows full runs only
-[[ ${#quick[@]} -gt 0 ]] && readme=()
-/usr/bin/python3 benchmarks/throughput/report.py "$csv" --markdown "$results/throughput.md" \
-  "${readme[@]}"
-/usr/bin/python3 benchmarks/elasticity/report.py "$elasticity_csv" \
-  --markdown "$results/elasticity.md" "${readme[@]}"
-echo "results: $csv, $results/throughput.md, $elasticity_csv, $results/elasticity.md" >&2
+cat "$results/run.txt" >&2
 
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "bench.sh: incomplete, failed: ${failed[*]}" >&2

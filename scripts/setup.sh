@@ -2,6 +2,7 @@
 # Installs the Debian packages fiber needs, or, when not root, names the missing ones.
 #
 #   scripts/setup.sh            packages to build, test and run fiber
+#   scripts/setup.sh --bench    also the peers of the benchmarks (scripts/bench.sh)
 #
 # Both README commands (scripts/run.sh, scripts/test.sh) call this first. It is idempotent and
 # quiet when everything is present. On a cluster login node (not root) it prints the apt-get line
@@ -26,6 +27,13 @@ packages=(
   # simulated nodes for tests (unshare), the Python peer in the throughput benchmark
   util-linux python3
 )
+
+case "${1:-}" in
+  "") ;;
+  # the peers fiber is measured against, run with Debian's /usr/bin/python3
+  --bench) packages+=(python3-ipyparallel python3-mpi4py) ;;
+  *) echo "fiber setup: unknown option '$1' (--bench or nothing)" >&2; exit 2 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

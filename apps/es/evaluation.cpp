@@ -2,9 +2,11 @@
 
 #include <fiber/fiber.hpp>
 
+#include <chrono>
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "envs/environment.hpp"
 #include "policy/action.hpp"
@@ -73,6 +75,10 @@ double run_episode(WorkerState& s, const Eigen::VectorXd& parameters, std::uint6
     ++length;
     if (step.terminated || step.truncated) break;
     observation = std::move(step.observation);
+  }
+  // The simulated cost of the steps, slept in one go: one call per step would cost CPU itself.
+  if (s.settings.step_sleep_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(s.settings.step_sleep_us * length));
   }
   return total;
 }

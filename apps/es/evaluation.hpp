@@ -25,11 +25,12 @@ struct Settings {
   int episodes_per_perturbation = 1;  // a perturbation's return: the mean over this many episodes
   bool common_start_states = false;   // every perturbation of a task starts from the same states
   bool squash_actions = false;        // continuous actions: tanh into the bounds, not clipped
+  int step_sleep_us = 0;  // simulated cost of a step, slept at the episode's end (benchmarks)
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
     archive& environment& layers& sigma& noise_size& noise_seed& record_observations&
-        episodes_per_perturbation& common_start_states& squash_actions;
+        episodes_per_perturbation& common_start_states& squash_actions& step_sleep_us;
   }
 };
 

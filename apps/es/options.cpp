@@ -81,6 +81,11 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--workers", o.workers, "pool size; 0 = one per processor slot")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--step-sleep-us", o.step_sleep_us,
+                 "simulated cost of an environment step in microseconds, slept at the end of "
+                 "each episode: a controlled episode cost for scaling benchmarks (0: none)")
+      ->check(CLI::Range(0, 10'000'000))
+      ->capture_default_str();
   app.add_option("--output", o.output, "HDF5 run log (one row per generation)")
       ->capture_default_str();
   app.add_option("--checkpoint", o.checkpoint, "checkpoint file (default: OUTPUT with .ckpt.h5)");

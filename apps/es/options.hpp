@@ -27,7 +27,8 @@ struct Options {
   double target_return = 0;  // stop once the eval mean reaches it (with --stop-at-target)
   bool stop_at_target = false;
   bool normalize_observations = true;
-  int workers = 0;  // 0: one per slot
+  int workers = 0;        // 0: one per slot
+  int step_sleep_us = 0;  // simulated cost per environment step, slept (scaling benchmarks)
   std::string output = "es-run.h5";
   std::string checkpoint;  // default: output with .ckpt.h5
   int checkpoint_every = 10;

@@ -35,10 +35,10 @@ Eigen::VectorXd to_eigen(const std::vector<double>& v) {
 
 std::vector<rl::RunLog::Column> log_columns() {
   using T = rl::RunLog::Type;
-  return {{"generation", T::int64},   {"return_mean", T::float64}, {"return_min", T::float64},
-          {"return_max", T::float64}, {"eval_return", T::float64}, {"episodes", T::int64},
-          {"timesteps", T::int64},    {"seconds", T::float64},     {"workers", T::int64},
-          {"tasks_retried", T::int64}};
+  return {{"generation", T::int64},    {"return_mean", T::float64},   {"return_min", T::float64},
+          {"return_max", T::float64},  {"eval_return", T::float64},   {"episodes", T::int64},
+          {"timesteps", T::int64},     {"seconds", T::float64},       {"workers", T::int64},
+          {"tasks_retried", T::int64}, {"master_seconds", T::float64}};
 }
 
 // Everything a run carries from one generation to the next: what a checkpoint holds.
@@ -147,14 +147,16 @@ int train(const Options& o) {
     return 1;
   }
 
-  Settings settings{o.environment,
-                    layers,
-                    o.sigma,
-                    o.noise_size,
-                    o.noise_seed,
-                    o.normalize_observations,
-                    o.episodes_per_perturbation,
-                    o.common_start_states};
+  Settings settings{.environment = o.environment,
+                    .layers = layers,
+                    .sigma = o.sigma,
+                    .noise_size = o.noise_size,
+                    .noise_seed = o.noise_seed,
+                    .record_observations = o.normalize_observations,
+                    .episodes_per_perturbation = o.episodes_per_perturbation,
+                    .common_start_states = o.common_start_states,
+                    .squash_actions = o.continuous_actions == "tanh",
+                    .step_sleep_us = o.step_sleep_us};
   fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
   std::set<std::string> hosts;
   for (const auto& worker : pool.workers()) hosts.insert(worker.host);
@@ -174,10 +176,21 @@ int train(const Options& o) {
   const auto invocation_started = Clock::now();
   while (state.generation < o.generations) {
     auto started = Clock::now();
+    // The generation's time spent waiting on the pool; the rest is the master's own work.
+    double pool_seconds = 0;
+    auto on_pool = [&pool_seconds](auto call) {
+      auto start = Clock::now();
+      auto result = call();
+      pool_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      return result;
+    };
     std::int64_t g = state.generation;
-    pool.broadcast(es_set_generation,
-                   Generation{g, to_vector(state.theta), to_vector(state.normalizer.mean()),
-                              to_vector(state.normalizer.std())});
+    auto generation = Generation{g, to_vector(state.theta), to_vector(state.normalizer.mean()),
+                                 to_vector(state.normalizer.std())};
+    on_pool([&] {
+      pool.broadcast(es_set_generation, generation);
+      return 0;
+    });
 
     // The perturbations, cut into tasks; then the evaluation episodes of the mean policy.
     std::vector<std::int64_t> indices(pairs);
@@ -192,7 +205,7 @@ int train(const Options& o) {
     for (int e = 0; e < o.eval_episodes; ++e) {
       batches.push_back({{-1}, seed_base + pairs * episodes + e});
     }
-    auto results = pool.map(es_evaluate, batches, 1);
+    auto results = on_pool([&] { return pool.map(es_evaluate, batches, 1); });
 
     Eigen::MatrixXd returns(pairs, 2);
     std::vector<double> eval_returns;
@@ -226,11 +239,13 @@ int train(const Options& o) {
                          std::vector<double>(weights.data() + first, weights.data() + last));
     }
     Eigen::VectorXd gradient = Eigen::VectorXd::Zero(dim);
-    for (const auto& part : pool.map(es_gradient_part, parts, 1)) gradient += to_eigen(part);
+    auto gradient_parts = on_pool([&] { return pool.map(es_gradient_part, parts, 1); });
+    for (const auto& part : gradient_parts) gradient += to_eigen(part);
     gradient /= static_cast<double>(returns.size());
     state.adam.update(state.theta, -gradient + o.l2 * state.theta);
 
-    state.seconds += std::chrono::duration<double>(Clock::now() - started).count();
+    double generation_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    state.seconds += generation_seconds;
     state.generation = g + 1;
     double eval = eval_returns.empty()
                       ? std::numeric_limits<double>::quiet_NaN()
@@ -238,7 +253,8 @@ int train(const Options& o) {
                             static_cast<double>(eval_returns.size());
     auto retried = pool.stats().tasks_retried - retried_before;
     log->append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
-                 state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried)});
+                 state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
+                 generation_seconds - pool_seconds});
     std::printf(
         "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
         "| %d workers\n",

@@ -8,7 +8,11 @@ Standard library only.
 """
 import argparse
 import csv
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import report_support  # noqa: E402
 
 WHAT = {
     "grow_spawned": "grow, workers spawned",
@@ -16,8 +20,6 @@ WHAT = {
     "shrink": "shrink (workers parked)",
     "task_crash_recovery": "a task process segfaults: reported, forked again",
 }
-BEGIN = "<!-- elasticity table: written by scripts/bench.sh -->"
-END = "<!-- end of elasticity table -->"
 
 
 def describe(measure):
@@ -48,14 +50,7 @@ def main():
         with open(args.markdown, "w") as out:
             out.write("# Elasticity and recovery\n\n" + text)
     if args.readme:
-        with open(args.readme) as readme:
-            content = readme.read()
-        begin, end = content.find(BEGIN), content.find(END)
-        if begin < 0 or end < begin:
-            sys.exit(f"report.py: {args.readme} has no elasticity markers")
-        content = content[:begin + len(BEGIN)] + "\n" + text + content[end:]
-        with open(args.readme, "w") as readme:
-            readme.write(content)
+        report_support.update_readme(args.readme, "elasticity", text)
 
 
 if __name__ == "__main__":

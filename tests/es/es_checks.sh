@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-es, each a CTest test:
-#   es_checks.sh BUILD_DIR solves|resume|bad-input
+#   es_checks.sh BUILD_DIR solves|resume|step-sleep|bad-input
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
 #            log has every generation exactly once; --time-limit stops with a checkpoint.
+# step-sleep: --step-sleep-us makes episodes cost what it says; the log has master_seconds.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
 set -euo pipefail
@@ -81,6 +82,21 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  ;;
+step-sleep)
+  # Pendulum episodes are 200 steps; one task holds the 4 pairs (8 episodes), so each generation
+  # sleeps at least 8 * 200 * 500 us = 0.8 s, two of them at least 1.6 s.
+  "${es[@]}" --env Pendulum-v1 --population 8 --eval-episodes 1 --generations 2 --workers 2 \
+    --step-sleep-us 500 --noise-size 100000 --output sleep.h5 >/dev/null
+  $python - <<'PY' || fail "step sleep or master_seconds wrong"
+import h5py
+with h5py.File("sleep.h5") as f:
+    rows = f["log"].attrs["rows"]
+    seconds, master = f["log/seconds"][rows - 1], f["log/master_seconds"][:rows]
+    print(f"{rows} generations in {seconds:.2f} s, master {list(master)}")
+    assert rows == 2 and seconds >= 1.6, (rows, seconds)
+    assert all(0 < m < seconds / 2 for m in master), master
+PY
   ;;
 *)
   fail "unknown check '$2'"

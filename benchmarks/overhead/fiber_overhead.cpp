@@ -1,0 +1,123 @@
+// The framework overhead test of the Fiber paper (its "sleep test") on a fiber pool of 5 workers,
+// the protocol of benchmarks/overhead/protocol.py: tasks that sleep for a fixed time, as many as
+// make the ideal total 1 s, run as rounds of one apply_async per worker (the paper's mode) and
+// as one batch map (automatic chunks). First with tasks in each worker's task process (fiber,
+// the default Isolation::process), then in the worker process itself (fiber-inline,
+// Isolation::none). Best of --repeats after a warm-up; one CSV line each on stdout:
+//
+//   framework,mode,task_seconds,tasks,workers,seconds,measured_tasks
+//
+// Run it directly (fiber::Runtime sets the MPI defaults): ./fiber_overhead [--help]
+#include <CLI/CLI.hpp>
+#include <fiber/fiber.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+// The task: sleep, as the paper's time.sleep(d).
+std::int64_t sleep_microseconds(std::int64_t microseconds) {
+  std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
+  return microseconds;
+}
+FIBER_TASK(sleep_microseconds);
+
+namespace {
+
+constexpr int kWorkers = 5;
+constexpr std::size_t kWarmUpRounds = 10;
+
+struct Options {
+  double total_seconds = 1.0;
+  std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
+  std::vector<std::string> modes{"apply_async", "map"};
+  int repeats = 3;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void rounds_of_apply_async(fiber::Pool& pool, std::int64_t microseconds, std::size_t tasks) {
+  std::vector<fiber::AsyncResult<std::int64_t>> pending;
+  for (std::size_t round = 0; round < tasks / kWorkers; ++round) {
+    pending.clear();
+    for (int i = 0; i < kWorkers; ++i) {
+      pending.push_back(pool.apply_async(sleep_microseconds, microseconds));
+    }
+    for (auto& result : pending) result.get();
+  }
+}
+
+void batch_map(fiber::Pool& pool, std::int64_t microseconds, std::size_t tasks) {
+  pool.map(sleep_microseconds, std::vector<std::int64_t>(tasks, microseconds));
+}
+
+void measure(fiber::Pool& pool, const char* framework, const Options& options) {
+  for (const auto& mode : options.modes) {
+    auto run = mode == "map" ? batch_map : rounds_of_apply_async;
+    for (double task_seconds : options.task_seconds) {
+      auto microseconds = static_cast<std::int64_t>(std::llround(task_seconds * 1e6));
+      auto tasks = std::max<std::size_t>(
+          kWorkers,
+          static_cast<std::size_t>(std::llround(options.total_seconds * kWorkers / task_seconds)));
+      run(pool, microseconds, std::min(tasks, kWorkers * kWarmUpRounds));
+      double best = 0;
+      for (int i = 0; i < options.repeats; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        run(pool, microseconds, tasks);
+        double seconds = seconds_since(start);
+        best = i == 0 ? seconds : std::min(best, seconds);
+      }
+      std::printf("%s,%s,%g,%zu,%d,%.6f,%zu\n", framework, mode.c_str(), task_seconds, tasks,
+                  kWorkers, best, tasks);
+      std::fflush(stdout);
+      std::fprintf(stderr, "%-16s %-11s %8.1f ms x %6zu tasks %8.3f s\n", framework, mode.c_str(),
+                   task_seconds * 1e3, tasks, best);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fiber::Runtime runtime(argc, argv);
+  Options options;
+  CLI::App app{"The Fiber paper's framework overhead test (sleep tasks, 5 workers) on fiber pools",
+               "fiber_overhead"};
+  app.add_option("--total", options.total_seconds, "ideal total seconds of each measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--task-seconds", options.task_seconds, "task durations in seconds")
+      ->check(CLI::Range(1e-6, 100.0))
+      ->capture_default_str();
+  app.add_option("--modes", options.modes, "apply_async (the paper's rounds) and/or map")
+      ->check(CLI::IsMember({"apply_async", "map"}))
+      ->capture_default_str();
+  app.add_option("--repeats", options.repeats, "best of this many")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "fiber_overhead: %s (--help lists the options)\n", error.what());
+    return 2;
+  }
+  try {
+    for (auto isolation : {fiber::Isolation::process, fiber::Isolation::none}) {
+      fiber::Pool pool({.processes = kWorkers, .isolation = isolation});
+      measure(pool, isolation == fiber::Isolation::none ? "fiber-inline" : "fiber", options);
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "fiber_overhead: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

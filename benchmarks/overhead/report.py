@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""The framework overhead report: total seconds per (framework, mode, task duration) from the CSV
+that scripts/bench.sh collects, each over the sleep floor measured in the same run; the targets
+checked; a bar chart in the style of the Fiber paper's figure.
+
+    /usr/bin/python3 report.py overhead.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+
+Targets (the paper's mode, apply_async rounds): fiber within 5 % of the floor at 1 ms tasks and
+faster than every peer; within 20 % at 100 us.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import report_support  # noqa: E402
+
+FIELDS = ("framework", "mode", "task_seconds", "tasks", "workers", "seconds", "measured_tasks")
+FRAMEWORKS = ("fiber", "fiber-inline", "multiprocessing", "ipyparallel", "mpi4py.futures")
+LABELS = {"fiber": "fiber (task process)", "fiber-inline": "fiber (Isolation::none)"}
+MODES = ("apply_async", "map")
+TARGETS = {0.001: 1.05, 0.0001: 1.20}  # task seconds: fiber's largest ratio to the floor
+# Read off the paper's figure (seconds, ideal 1), apply_async rounds: multiprocessing, Fiber,
+# IPyParallel.
+PAPER = {1.0: (1.0, 1.0, 1.0), 0.1: (1.0, 1.0, 1.2), 0.01: (1.2, 1.2, 3.2),
+         0.001: (1.9, 1.9, 46.7)}
+
+
+def duration(seconds):
+    return f"{seconds:g} s" if seconds >= 1 else (
+        f"{seconds * 1e3:g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:g} us")
+
+
+def load(path):
+    rows = {}
+    for row in report_support.read_csv(path, FIELDS):
+        key = (row["framework"], row["mode"], float(row["task_seconds"]))
+        rows[key] = {"seconds": float(row["seconds"]),
+                     "scaled": int(row["measured_tasks"]) < int(row["tasks"]),
+                     "tasks": int(row["tasks"])}
+    return rows
+
+
+def build_table(rows):
+    """Markdown lines and the target checks [(text, met)]."""
+    durations = sorted({key[2] for key in rows}, reverse=True)
+    present = [f for f in FRAMEWORKS if any(key[0] == f for key in rows)]
+    header = ["mode", "task", "tasks", "floor s"] + [LABELS.get(f, f) for f in present]
+    lines, checks = [], []
+    for mode in MODES:
+        for task in durations:
+            floor = rows.get(("floor", "loop", task))
+            cells = [mode, duration(task)]
+            tasks = next((rows[k]["tasks"] for k in rows if k[1:] == (mode, task)), None)
+            if tasks is None:
+                continue
+            cells += [f"{tasks:,}", f"{floor['seconds']:.3f}" if floor else "-"]
+            for framework in present:
+                row = rows.get((framework, mode, task))
+                if not row:
+                    cells.append("-")
+                    continue
+                text = f"{row['seconds']:.3f}"
+                if floor:
+                    text += f" ({row['seconds'] / floor['seconds']:.2f}x)"
+                if row["scaled"]:
+                    text += "*"
+                cells.append(text)
+            lines.append(cells)
+            if mode == "apply_async" and task in TARGETS and floor:
+                checks += target_checks(rows, task, floor["seconds"])
+    return header, lines, checks
+
+
+def target_checks(rows, task, floor):
+    checks = []
+    for framework in ("fiber", "fiber-inline"):
+        row = rows.get((framework, "apply_async", task))
+        if not row:
+            continue
+        ratio = row["seconds"] / floor
+        limit = TARGETS[task]
+        checks.append((f"{LABELS[framework]}, {duration(task)} tasks: {ratio:.3f}x the floor "
+                       f"(target <= {limit:g})", ratio <= limit))
+        if task == 0.001:
+            for peer in FRAMEWORKS[2:]:
+                other = rows.get((peer, "apply_async", task))
+                if other:
+                    checks.append((f"{LABELS[framework]} vs {peer}, 1 ms tasks: peer "
+                                   f"{other['seconds'] / row['seconds']:.2f}x slower (target > 1)",
+                                   other["seconds"] > row["seconds"]))
+    return checks
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    durations = sorted({key[2] for key in rows}, reverse=True)
+    series = [f for f in ("floor",) + FRAMEWORKS if any(key[0] == f for key in rows)]
+    figure, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
+    width = 0.8 / len(series)
+    for axis, mode in zip(axes, MODES):
+        for i, framework in enumerate(series):
+            key_mode = "loop" if framework == "floor" else mode
+            values = [rows.get((framework, key_mode, d), {}).get("seconds", 0) for d in durations]
+            positions = [x + (i - (len(series) - 1) / 2) * width for x in range(len(durations))]
+            axis.bar(positions, values, width, label=LABELS.get(framework, framework))
+        axis.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
+        axis.set_xticks(range(len(durations)), [duration(d) for d in durations])
+        axis.set_yscale("log")
+        axis.set_xlabel("task duration")
+        axis.set_title("rounds of 5 apply_async (the paper's mode)" if mode == "apply_async"
+                       else "one batch map")
+    axes[0].set_ylabel("total seconds (ideal 1 s, log scale)")
+    axes[1].legend(fontsize=8)
+    figure.suptitle("Framework overhead, 5 workers on one machine (scripts/bench.sh)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv")
+    parser.add_argument("--markdown", metavar="PATH")
+    parser.add_argument("--readme", metavar="PATH")
+    parser.add_argument("--plot", metavar="PATH")
+    args = parser.parse_args()
+    rows = load(args.csv)
+    header, lines, checks = build_table(rows)
+    table = report_support.markdown(header, lines, right_aligned=set(range(2, len(header))))
+    notes = [f"- {'ok' if met else 'MISS'}: {text}" for text, met in checks]
+    paper = ", ".join(f"{duration(d)}: {mp:g} / {fb:g} / {ipp:g} s"
+                      for d, (mp, fb, ipp) in PAPER.items())
+    text = (table + "\n" + "\n".join(notes) + "\n\n"
+            "Seconds for all tasks (ideal 1 s); in brackets, over the floor (one worker's share "
+            "of the sleeps looped in one process, same run). * : too slow to finish in the time "
+            "limit; timed on fewer rounds and scaled up. The paper (multiprocessing / Fiber / "
+            f"IPyParallel, apply_async rounds): {paper}.\n")
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write("# Framework overhead (the paper's sleep test)\n\n" + text)
+    if args.readme:
+        report_support.update_readme(args.readme, "overhead", text)
+    if args.plot:
+        plot(rows, args.plot)
+
+
+if __name__ == "__main__":
+    main()

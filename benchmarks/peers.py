@@ -1,0 +1,87 @@
+"""What the Python peers of fiber's benchmarks share: starting mpi4py with the MPI settings fiber
+uses, and an IPyParallel cluster that is always stopped.
+
+Imported by the peer scripts in benchmarks/*/ (they put this folder on sys.path). Debian's
+/usr/bin/python3 only: python3-mpi4py, python3-ipyparallel.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# What libfiber/src/launch_defaults.cpp sets for a local run (PLATFORM.md facts 1-4, 7, 14), so
+# that mpi4py's spawned workers talk over the same transport as fiber's; the caller's choices win.
+FIBER_MPI_DEFAULTS = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_pml": "ucx",
+    "OMPI_MCA_pml_ucx_tls": "any",
+    "OMPI_MCA_pml_ucx_devices": "any",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+}
+
+
+def set_fiber_mpi_defaults(module_folder):
+    """Call before `from mpi4py import MPI` (which initializes MPI). Spawned workers inherit the
+    environment of that moment: module_folder goes on their PYTHONPATH, so that they can unpickle
+    the task functions of the modules in it."""
+    for name, value in FIBER_MPI_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [module_folder] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+
+@contextlib.contextmanager
+def ipyparallel_cluster(engines, start_timeout=120):
+    """A local IPyParallel cluster of `engines` engines, profile in a temporary directory; yields
+    a connected ipyparallel.Client and stops the cluster whatever happens, Ctrl-C and SIGTERM
+    (timeout's) included."""
+    import ipyparallel
+
+    ipython_dir = tempfile.mkdtemp(prefix="fiber-bench-ipython-")
+    env = dict(os.environ, IPYTHONDIR=ipython_dir)
+    ipcluster = shutil.which("ipcluster") or "/usr/bin/ipcluster"
+    profile = ["--profile-dir", os.path.join(ipython_dir, "profile_bench")]
+    os.makedirs(profile[1], exist_ok=True)
+    previous_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    cluster = subprocess.Popen([ipcluster, "start", "-n", str(engines), *profile,
+                                "--log-level=ERROR"], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    client = None
+    try:
+        deadline = time.monotonic() + start_timeout
+        connection_file = os.path.join(profile[1], "security", "ipcontroller-client.json")
+        while True:
+            try:
+                if not os.path.exists(connection_file):  # the Client would print while waiting
+                    raise OSError(f"no {connection_file} yet")
+                client = ipyparallel.Client(profile_dir=profile[1], timeout=5)
+                if len(client.ids) >= engines:
+                    break
+                client.close()
+                client = None
+            except (OSError, ipyparallel.error.TimeoutError):
+                client = None
+            if cluster.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"IPyParallel cluster of {engines} engines did not start")
+            time.sleep(0.5)
+        yield client
+    finally:
+        if client is not None:
+            client.close()
+        cluster.send_signal(signal.SIGINT)  # ipcluster stops its engines and controller
+        try:
+            cluster.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(cluster.pid, signal.SIGKILL)
+            cluster.wait()
+        signal.signal(signal.SIGTERM, previous_term)
+        shutil.rmtree(ipython_dir, ignore_errors=True)
