@@ -120,6 +120,11 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--checkpoint-every", o.checkpoint_every, "iterations between checkpoints")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--stop-after", o.stop_after,
+                 "stop (with a checkpoint) once this many iterations are done, the schedule "
+                 "still set by --total-timesteps: a long run in pieces (0: run to the end)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--resume", o.resume,
                  "continue from this checkpoint; 'auto': from --checkpoint if it exists");
   try {

@@ -38,8 +38,9 @@ struct Options {
   std::string output = "ppo-run.h5";
   std::string checkpoint;  // default: output with .ckpt.h5
   int checkpoint_every = 10;
-  std::string resume;       // a checkpoint to continue from
-  std::string config_text;  // the effective configuration, for the run log
+  std::int64_t stop_after = 0;  // stop (with a checkpoint) once this many iterations are done
+  std::string resume;           // a checkpoint to continue from
+  std::string config_text;      // the effective configuration, for the run log
 
   int batch_size() const { return environments * steps; }
   std::int64_t iterations() const { return total_timesteps / batch_size(); }

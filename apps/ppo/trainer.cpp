@@ -395,7 +395,9 @@ int train(const Options& o) {
     std::fflush(stdout);
 
     const bool solved = o.stop_at_target && r.eval_return >= o.target_return;
-    if (state.iteration % o.checkpoint_every == 0 || state.iteration == o.iterations() || solved) {
+    const bool stopping = state.iteration == o.stop_after;
+    if (state.iteration % o.checkpoint_every == 0 || state.iteration == o.iterations() || solved ||
+        stopping) {
       try {
         save(state, o.checkpoint);
       } catch (const rl::StorageError& error) {
@@ -406,6 +408,12 @@ int train(const Options& o) {
     if (solved) {
       std::printf("fiber-ppo: solved: eval return %.2f >= %.2f at iteration %lld\n", r.eval_return,
                   o.target_return, static_cast<long long>(i));
+      break;
+    }
+    if (stopping) {
+      std::printf(
+          "fiber-ppo: stopped after iteration %lld (--stop-after); continue with --resume\n",
+          static_cast<long long>(i));
       break;
     }
   }
