@@ -6,8 +6,7 @@
 #            parameters (CartPole; Pendulum with normalization and the workers parked during
 #            the updates).
 # resume:    3 iterations (--stop-after) + resume to 6 gives bit-identical parameters and log to
-#            6 in one go, and
-#            the log has every iteration exactly once.
+#            6 in one go, and the log has every iteration exactly once.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
 set -euo pipefail
