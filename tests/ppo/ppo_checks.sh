@@ -90,6 +90,8 @@ bad-input)
     grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
     [[ $(grep -c "fiber-ppo" err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
   }
+  "${ppo[@]}" --help >help.txt
+  grep -q -- "--total-timesteps" help.txt || fail "--help"
   "${ppo[@]}" --config "$configs/cartpole.toml" --total-timesteps 1024 --workers 2 \
     --output good.h5 >/dev/null
   echo garbage >garbage.h5
