@@ -290,6 +290,23 @@ IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, const Options&
   return report;
 }
 
+// The episodes that ended in an iteration (NaN if none did).
+struct EpisodeSummary {
+  double mean = kNaN, min = kNaN, max = kNaN, length = kNaN;
+};
+
+EpisodeSummary summarize(const IterationReport& r) {
+  EpisodeSummary summary;
+  if (r.episode_returns.empty()) return summary;
+  summary.mean = mean_of(r.episode_returns);
+  summary.min = *std::min_element(r.episode_returns.begin(), r.episode_returns.end());
+  summary.max = *std::max_element(r.episode_returns.begin(), r.episode_returns.end());
+  summary.length = static_cast<double>(std::accumulate(r.episode_lengths.begin(),
+                                                       r.episode_lengths.end(), std::int64_t{0})) /
+                   static_cast<double>(r.episode_lengths.size());
+  return summary;
+}
+
 std::string format_or_dash(double value, const char* format) {
   return std::isnan(value) ? std::string("-") : fmt::format(fmt::runtime(format), value);
 }
@@ -358,24 +375,14 @@ int train(const Options& o) {
                                        o.max_gradient_norm,
                                        o.normalize_advantages};
   while (state.iteration < o.iterations()) {
-    // A stop request (e.g. SIGTERM) is honoured here, between iterations: checkpoint and leave.
+    // The place for a graceful stop (SIGTERM): between iterations, checkpoint and leave.
     const std::int64_t i = state.iteration;
     const IterationReport r = run_iteration(state, pool, run, update_settings);
-    const auto& returns = r.episode_returns;
-    const double return_min =
-        returns.empty() ? kNaN : *std::min_element(returns.begin(), returns.end());
-    const double return_max =
-        returns.empty() ? kNaN : *std::max_element(returns.begin(), returns.end());
-    const double length_mean =
-        r.episode_lengths.empty()
-            ? kNaN
-            : static_cast<double>(std::accumulate(r.episode_lengths.begin(),
-                                                  r.episode_lengths.end(), std::int64_t{0})) /
-                  static_cast<double>(r.episode_lengths.size());
+    const EpisodeSummary episodes = summarize(r);
     const auto& loss = r.update.loss;
     try {
-      log->append({i, state.timesteps, state.episodes, mean_of(returns), return_min, return_max,
-                   length_mean, r.eval_return, loss.policy, loss.value, loss.entropy,
+      log->append({i, state.timesteps, state.episodes, episodes.mean, episodes.min, episodes.max,
+                   episodes.length, r.eval_return, loss.policy, loss.value, loss.entropy,
                    loss.approx_kl, loss.clip_fraction, r.update.explained_variance, r.learning_rate,
                    r.rollout_seconds, r.update_seconds, state.seconds, r.workers});
     } catch (const rl::StorageError& error) {
@@ -386,9 +393,10 @@ int train(const Options& o) {
         "iter %5lld | %9lld steps | return %8s [%s, %s] len %6s | eval %8s | pi %7.4f v %8.4f "
         "ent %6.3f kl %.4f clip %.3f | %6.1f s (%.0f%% rollout) | %d workers\n",
         static_cast<long long>(i), static_cast<long long>(state.timesteps),
-        format_or_dash(mean_of(returns), "{:.2f}").c_str(),
-        format_or_dash(return_min, "{:.1f}").c_str(), format_or_dash(return_max, "{:.1f}").c_str(),
-        format_or_dash(length_mean, "{:.1f}").c_str(),
+        format_or_dash(episodes.mean, "{:.2f}").c_str(),
+        format_or_dash(episodes.min, "{:.1f}").c_str(),
+        format_or_dash(episodes.max, "{:.1f}").c_str(),
+        format_or_dash(episodes.length, "{:.1f}").c_str(),
         format_or_dash(r.eval_return, "{:.2f}").c_str(), loss.policy, loss.value, loss.entropy,
         loss.approx_kl, loss.clip_fraction, state.seconds,
         100.0 * r.rollout_seconds / (r.rollout_seconds + r.update_seconds), r.workers);
