@@ -35,6 +35,12 @@ Options parse_options(int argc, char** argv) {
     if (has_capturable_state(name)) names += (names.empty() ? "" : ", ") + name;
   }
   const auto unit_interval = CLI::Range(0.0, 1.0);
+  // A --name/--no-name pair whose default shows in --help and in the run log's config (CLI11
+  // writes an unset flag as false otherwise).
+  const auto add_switch = [&app](const std::string& flag_names, bool& value,
+                                 const std::string& description) {
+    app.add_flag(flag_names, value, description)->default_str(value ? "true" : "false");
+  };
   app.add_option("--env", o.environment, "environment: " + names)->capture_default_str();
   app.add_option("--total-timesteps", o.total_timesteps,
                  "environment steps to train for (in all, with --resume)")
@@ -50,9 +56,8 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--learning-rate", o.learning_rate, "Adam stepsize")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_flag("--anneal-learning-rate,!--no-anneal-learning-rate", o.anneal_learning_rate,
-               "decrease the learning rate linearly to 0 over the run")
-      ->capture_default_str();
+  add_switch("--anneal-learning-rate,!--no-anneal-learning-rate", o.anneal_learning_rate,
+             "decrease the learning rate linearly to 0 over the run");
   app.add_option("--gamma", o.gamma, "discount factor")
       ->check(unit_interval)
       ->capture_default_str();
@@ -78,15 +83,12 @@ Options parse_options(int argc, char** argv) {
                  "global gradient norm clipping (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_flag("--normalize-advantages,!--no-normalize-advantages", o.normalize_advantages,
-               "normalize advantages per minibatch")
-      ->capture_default_str();
-  app.add_flag("--normalize-observations,!--no-normalize-observations", o.normalize_observations,
-               "running observation normalization")
-      ->capture_default_str();
-  app.add_flag("--normalize-rewards,!--no-normalize-rewards", o.normalize_rewards,
-               "scale rewards by the running std of the discounted return")
-      ->capture_default_str();
+  add_switch("--normalize-advantages,!--no-normalize-advantages", o.normalize_advantages,
+             "normalize advantages per minibatch");
+  add_switch("--normalize-observations,!--no-normalize-observations", o.normalize_observations,
+             "running observation normalization");
+  add_switch("--normalize-rewards,!--no-normalize-rewards", o.normalize_rewards,
+             "scale rewards by the running std of the discounted return");
   app.add_option("--initial-log-std", o.initial_log_std,
                  "initial log standard deviation of continuous actions")
       ->check(CLI::Range(-10.0, 10.0))
@@ -105,15 +107,13 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--target-return", o.target_return, "the eval return that solves the task")
       ->capture_default_str();
-  app.add_flag("--stop-at-target,!--no-stop-at-target", o.stop_at_target,
-               "stop once the eval return reaches --target-return")
-      ->capture_default_str();
+  add_switch("--stop-at-target,!--no-stop-at-target", o.stop_at_target,
+             "stop once the eval return reaches --target-return");
   app.add_option("--workers", o.workers, "pool size; 0 = one per environment slot")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_flag("--park-during-update,!--no-park-during-update", o.park_during_update,
-               "park the workers (pool size 0) while the master updates the networks")
-      ->capture_default_str();
+  add_switch("--park-during-update,!--no-park-during-update", o.park_during_update,
+             "park the workers (pool size 0) while the master updates the networks");
   app.add_option("--output", o.output, "HDF5 run log (one row per iteration)")
       ->capture_default_str();
   app.add_option("--checkpoint", o.checkpoint, "checkpoint file (default: OUTPUT with .ckpt.h5)");
