@@ -1,0 +1,13 @@
+// fiber-ppo: Proximal Policy Optimization on a fiber pool.
+//
+//   fiberrun ./fiber-ppo --config apps/ppo/configs/cartpole.toml
+//   fiberrun ./fiber-ppo --env Pendulum-v1 --total-timesteps 1000000 --resume auto
+#include <fiber/fiber.hpp>
+
+#include "options.hpp"
+#include "trainer.hpp"
+
+int main(int argc, char** argv) {
+  fiber::Runtime runtime(argc, argv);  // workers stop here and serve tasks
+  return fiber::ppo::train(fiber::ppo::parse_options(argc, argv));
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# End-to-end checks of fiber-ppo, each a CTest test:
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|bad-input
+# learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
+# workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
+#            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
+#            updates).
+# resume:    3 iterations (--stop-after) + resume to 6 gives bit-identical parameters and log to
+#            6 in one go, and the log has every iteration exactly once.
+# bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
+#            environments: one line, a non-zero exit.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+configs="$here/../../apps/ppo/configs"
+ppo=("$build/libfiber/fiberrun" -n 1 "$build/apps/ppo/fiber-ppo")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+python=/usr/bin/python3
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# same_run A B: bit-identical checkpoints, and logs equal but for the timings and pool size.
+same_run() {
+  $python - "$1" "$2" <<'PY' || fail "$1 and $2 differ"
+import sys, h5py, numpy as np
+a, b = sys.argv[1], sys.argv[2]
+with h5py.File(a + ".ckpt.h5") as x, h5py.File(b + ".ckpt.h5") as y:
+    assert sorted(x.keys()) == sorted(y.keys())
+    for name in x.keys():
+        if name == "seconds":
+            continue
+        assert np.array_equal(x[name][()], y[name][()]), name
+with h5py.File(a + ".h5") as x, h5py.File(b + ".h5") as y:
+    rx, ry = x["log"].attrs["rows"], y["log"].attrs["rows"]
+    assert rx == ry and list(y["log/iteration"][:ry]) == list(range(ry)), (rx, ry)
+    for column in x["log"].keys():
+        if column in ("rollout_seconds", "update_seconds", "seconds", "workers"):
+            continue
+        assert np.array_equal(x["log/" + column][:rx], y["log/" + column][:ry], equal_nan=True), column
+    print(f"{a} and {b}: identical over {rx} iterations")
+PY
+}
+
+case "$2" in
+learns)
+  "${ppo[@]}" --config "$configs/cartpole.toml" --total-timesteps 150000 --eval-every 5 \
+    --stop-at-target --workers 2 --output run.h5 | tail -3
+  $python - <<'PY' || fail "CartPole not solved"
+import h5py, numpy as np
+with h5py.File("run.h5") as f:
+    rows = f["log"].attrs["rows"]
+    evals = f["log/eval_return"][:rows]
+    best = np.nanmax(evals)
+    print(f"best eval return {best} in {rows} iterations, {f['log/timesteps'][rows - 1]} steps")
+    assert best >= 475, best
+PY
+  ;;
+workers)
+  cartpole=(--config "$configs/cartpole.toml" --envs 6 --total-timesteps 3840 --eval-every 2
+            --eval-episodes 3)
+  "${ppo[@]}" "${cartpole[@]}" --workers 1 --output one.h5 >/dev/null
+  "${ppo[@]}" "${cartpole[@]}" --workers 4 --output four.h5 >/dev/null
+  same_run one four
+  pendulum=(--config "$configs/pendulum.toml" --steps 256 --minibatches 8 --total-timesteps 5120
+            --eval-every 2 --eval-episodes 2)
+  "${ppo[@]}" "${pendulum[@]}" --workers 1 --output pendulum-one.h5 >/dev/null
+  "${ppo[@]}" "${pendulum[@]}" --workers 4 --park-during-update --output pendulum-four.h5 >out.txt
+  grep -q "4 workers" out.txt ||
+    fail "not 4 workers"
+  same_run pendulum-one pendulum-four
+  ;;
+resume)
+  common=(--config "$configs/pendulum.toml" --steps 200 --minibatches 8 --eval-every 2
+          --eval-episodes 2 --workers 2 --checkpoint-every 3)
+  "${ppo[@]}" "${common[@]}" --total-timesteps 4800 --output whole.h5 >/dev/null
+  "${ppo[@]}" "${common[@]}" --total-timesteps 4800 --stop-after 3 --output split.h5 >/dev/null
+  "${ppo[@]}" "${common[@]}" --total-timesteps 4800 --output split.h5 --resume auto |
+    grep -q "resumed" ||
+    fail "no resume"
+  same_run whole split
+  ;;
+bad-input)
+  expect_error() {  # expect_error PATTERN ARGS...: one line matching, non-zero exit
+    local pattern="$1"
+    shift
+    local status=0
+    "${ppo[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -ne 0 ]] || fail "exit 0 for: $*"
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(grep -c "fiber-ppo" err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+  }
+  "${ppo[@]}" --help >help.txt
+  grep -q -- "--total-timesteps" help.txt || fail "--help"
+  "${ppo[@]}" --config "$configs/cartpole.toml" --total-timesteps 1024 --workers 2 \
+    --output good.h5 >/dev/null
+  echo garbage >garbage.h5
+  head -c 2000 good.ckpt.h5 >truncated.h5
+  cp good.ckpt.h5 damaged.h5
+  theta=$($python -c 'import h5py; print(h5py.File("damaged.h5")["theta"].id.get_chunk_info(0).byte_offset)')
+  printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of=damaged.h5 bs=1 seek=$((theta + 64)) conv=notrunc status=none
+  expect_error "not an HDF5 file" --output x.h5 --resume garbage.h5
+  expect_error "checkpoint truncated.h5" --output x.h5 --resume truncated.h5
+  expect_error "checkpoint damaged.h5" --output x.h5 --resume damaged.h5
+  expect_error "not a fiber checkpoint" --output x.h5 --resume good.h5
+  expect_error "nowhere.h5: cannot open" --output x.h5 --resume nowhere.h5
+  expect_error "another environment" --env Acrobot-v1 --output good.h5 --resume good.ckpt.h5
+  expect_error "made for 4 environments" --envs 8 --output good.h5 --resume good.ckpt.h5
+  expect_error "unknown environment 'Nope'" --env Nope
+  expect_error "Humanoid is not supported" --env Humanoid
+  expect_error "envs" --envs 0
+  expect_error "gamma" --gamma 1.5
+  expect_error "clip" --clip -0.1
+  expect_error "fewer than 2 samples" --envs 1 --steps 4 --minibatches 4
+  expect_error "less than one iteration" --total-timesteps 100
+  printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
+  expect_error "learning_rat" --config bad.toml
+  expect_error "hidden" --hidden 64 abc
+  ;;
+*)
+  fail "unknown check '$2'"
+  ;;
+esac
+echo "ppo_checks $2: passed"
