@@ -60,7 +60,7 @@ Options parse_options(int argc, char** argv) {
   app.add_flag("--common-start-states,!--no-common-start-states", o.common_start_states,
                "every perturbation of a generation starts from the same states (common random "
                "numbers: ranks compare policies, not starting luck)")
-      ->capture_default_str();
+      ->default_str(o.common_start_states ? "true" : "false");  // CLI11 would say false
   app.add_option("--continuous-actions", o.continuous_actions,
                  "continuous action spaces: 'clip' the network's output to the bounds, or 'tanh' "
                  "to squash it into them")
@@ -74,10 +74,10 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--stop-at-target,!--no-stop-at-target", o.stop_at_target,
                "stop once the eval return reaches --target-return")
-      ->capture_default_str();
+      ->default_str(o.stop_at_target ? "true" : "false");  // CLI11 would say false
   app.add_flag("--normalize-observations,!--no-normalize-observations", o.normalize_observations,
                "running observation normalization (as OpenAI-ES)")
-      ->capture_default_str();
+      ->default_str(o.normalize_observations ? "true" : "false");  // CLI11 would say false
   app.add_option("--workers", o.workers, "pool size; 0 = one per processor slot")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
