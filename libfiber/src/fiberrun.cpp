@@ -19,7 +19,26 @@
 
 #include "launch_defaults.hpp"
 
+namespace {
+
+// The master's pid once its fiber::Runtime has written "running PID" to the status file; 0
+// before (or for a program that is not a fiber program).
+pid_t master_pid(const char* status_path) {
+  std::ifstream file(status_path);
+  std::string word;
+  long pid = 0;
+  return file >> word >> pid && word == "running" && pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // SIGTERM, SIGINT and SIGCHLD stay blocked and are taken with sigwaitinfo below (first thing,
+  // so that a stop sent right after the start is not lost).
+  sigset_t signals, previous;
+  sigemptyset(&signals);
+  for (int signal : {SIGTERM, SIGINT, SIGCHLD}) sigaddset(&signals, signal);
+  sigprocmask(SIG_BLOCK, &signals, &previous);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::fprintf(stderr,
                  "usage: fiberrun [mpirun options] program [arguments]\n"
@@ -70,17 +89,38 @@ int main(int argc, char** argv) {
     unlink(status_path);  // the runtime creates it; absent means "not a fiber program"
     setenv("FIBER_STATUS_FILE", status_path, 1);
   }
+  // SIGTERM and SIGINT sent to fiberrun (Slurm's --signal=B:TERM, kill) go to the master alone,
+  // which can then stop gracefully: mpirun would end the whole job on them, workers first. One
+  // that comes before the master has started waits for it.
   pid_t child = fork();
   if (child == 0) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     execvp("mpirun", exec_argv.data());
     std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
                  std::strerror(errno));
     _exit(127);
   }
-  // Signals meant for the job (Ctrl-C, Slurm's SIGTERM) go to mpirun, which forwards them.
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
+  // Other signals meant for the job (a terminal's Ctrl-C also reaches mpirun) are mpirun's.
+  for (int signal : {SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
   int mpirun_status = 0;
-  while (waitpid(child, &mpirun_status, 0) < 0 && errno == EINTR) {
+  int pending = 0;   // a SIGTERM or SIGINT not passed on yet
+  pid_t master = 0;  // 0 until the master has started
+  bool master_lost = false;
+  while (waitpid(child, &mpirun_status, WNOHANG) == 0) {
+    if (master == 0) master = master_pid(status_path);
+    if (pending && master > 0) {
+      kill(master, pending);
+      pending = 0;
+    }
+    // A master that ended without an exit status (killed by a signal it does not handle, or
+    // crashed) leaves its workers waiting and mpirun with them: end the job.
+    if (master > 0 && !master_lost && kill(master, 0) != 0 && master_pid(status_path) == master) {
+      master_lost = true;
+      kill(child, SIGTERM);
+    }
+    const timespec poll{0, 100'000'000};
+    int signal = sigtimedwait(&signals, nullptr, &poll);
+    if (signal == SIGTERM || signal == SIGINT) pending = signal;
   }
   int code = WIFEXITED(mpirun_status) ? WEXITSTATUS(mpirun_status) : 128 + WTERMSIG(mpirun_status);
   std::ifstream status_file(status_path);

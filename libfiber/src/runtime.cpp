@@ -1,6 +1,7 @@
 #include "fiber/runtime.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,12 +22,13 @@ namespace {
 detail::RuntimeState* live_state = nullptr;
 
 // Under fiberrun, mpirun does not pass the program's exit status on (recovery is on): write it
-// to the file fiberrun names, "running" until the process exits.
+// to the file fiberrun names, "running PID" until the process exits (fiberrun sends SIGTERM and
+// SIGINT to that pid).
 void report_exit_status_to_fiberrun() {
   const char* path = std::getenv("FIBER_STATUS_FILE");
   if (!path || !*path) return;
   if (FILE* file = std::fopen(path, "w")) {
-    std::fputs("running\n", file);
+    std::fprintf(file, "running %ld\n", static_cast<long>(getpid()));
     std::fclose(file);
   }
   on_exit(
