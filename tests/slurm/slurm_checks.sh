@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # fiber-es under sbatch on a one-machine Slurm cluster (slurm/local/), each a CTest test:
-#   slurm_checks.sh BUILD_DIR start|completes|requeue|stop
+#   slurm_checks.sh BUILD_DIR start|completes|requeue|requeue-hard|stop
 # start:     starts the cluster (the fixture's setup; its state in FIBER_SLURM_DIR).
 # completes: slurm/es.sbatch runs CartPole for 4 generations to the end: job COMPLETED with exit
 #            0, a valid HDF5 log with generations 0..3.
 # requeue:   a longer job gets `scancel --batch --signal=TERM` once its log has 2 generations:
 #            it checkpoints, exits 75, is requeued, resumes and completes; the output has the stop
 #            and resume lines, and the log every generation exactly once.
+# requeue-hard: the same with `scontrol requeue` (Slurm ends every process of the job): the
+#            run resumes from its last checkpoint, and the log has every generation once.
 # stop:      stops the cluster (the fixture's cleanup, also after failures) and checks that no
 #            process it started is left.
 set -euo pipefail
@@ -96,28 +98,36 @@ completes)
     { show_job "$work/completed/job.out"; fail "no 'done' line"; }
   check_log "$work/completed/run" 4
   ;;
-requeue)
+requeue | requeue-hard)
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   out=$work/stopped/job.out
   generations=16
-  job=$(submit stopped --generations $generations --population 256)
-  wait_for 120 generations_logged "$out" 2 || { show_job "$out"; fail "job $job logged no 2 generations"; }
-  scancel --batch --signal=TERM "$job"
-  echo "job $job: SIGTERM to the batch shell after $(grep -c '^gen ' "$out") generations"
+  job=$(submit stopped --generations $generations --population 256 --checkpoint-every 2)
+  wait_for 120 generations_logged "$out" 3 || { show_job "$out"; fail "job $job logged no 3 generations"; }
+  if [[ $2 == requeue ]]; then
+    scancel --batch --signal=TERM "$job"
+    echo "job $job: SIGTERM to the batch shell after $(grep -c '^gen ' "$out") generations"
+  else
+    scontrol requeue "$job"
+    echo "job $job: requeued by scontrol after $(grep -c '^gen ' "$out") generations"
+  fi
   wait_for 60 grep -q "fiber-es: resumed from" "$out" || { show_job "$out"; fail "job $job did not resume"; }
   wait_for 180 job_ended "$job" || { show_job "$out"; fail "job $job did not end"; }
   show_job "$out" 2>&1
   [[ $(job_field "$job" JobState) == COMPLETED && $(job_field "$job" ExitCode) == 0:0 ]] ||
     fail "job $job: $(job_field "$job" JobState) $(job_field "$job" ExitCode)"
   [[ $(job_field "$job" Restarts) == 1 ]] || fail "job $job restarted $(job_field "$job" Restarts) times"
-  stop_line=$(grep "fiber-es: stopped by SIGTERM after" "$out") || fail "no stop line"
-  done_before=$(sed -E 's/.*after ([0-9]+) generations.*/\1/' <<<"$stop_line")
-  grep -q "fiber-job: stopped gracefully (exit 75); requeueing job $job" "$out" || fail "no requeue line"
-  grep -q "fiber-es: resumed from .* at generation $done_before\$" "$out" ||
-    fail "did not resume at generation $done_before"
   grep -q "fiber-es: done: $generations generations" "$out" || fail "no 'done' line"
   check_log "$work/stopped/run" $generations
+  if [[ $2 == requeue ]]; then
+    stop_line=$(grep "fiber-es: stopped by SIGTERM after" "$out") || fail "no stop line"
+    done_before=$(sed -E 's/.*after ([0-9]+) generations.*/\1/' <<<"$stop_line")
+    grep -q "fiber-job: stopped gracefully (exit 75); requeueing job $job" "$out" ||
+      fail "no requeue line"
+    grep -q "fiber-es: resumed from .* at generation $done_before\$" "$out" ||
+      fail "did not resume at generation $done_before"
+  fi
   ;;
 *)
   fail "unknown check '$2'"
