@@ -4,11 +4,16 @@
 //
 //   fiberrun ./app --flag          # = mpirun -n 1 ./app --flag, with the defaults
 //   fiberrun -n 1 ./app
+//
+// Its exit status is the master's (see below). SIGTERM and SIGINT sent to fiberrun go to the
+// master alone, so that it can stop gracefully (a batch system's preemption or time limit).
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <cerrno>
@@ -21,13 +26,31 @@
 
 namespace {
 
-// The master's pid once its fiber::Runtime has written "running PID" to the status file; 0
-// before (or for a program that is not a fiber program).
-pid_t master_pid(const char* status_path) {
+// The master as its fiber::Runtime describes it in the status file ("running PID RUN") while
+// it runs; pid 0 before, after, and for a program that is not a fiber program.
+struct Master {
+  pid_t pid = 0;
+  std::string run;  // the run's name, which its shared memory segments carry
+};
+Master running_master(const char* status_path) {
   std::ifstream file(status_path);
   std::string word;
   long pid = 0;
-  return file >> word >> pid && word == "running" && pid > 0 ? static_cast<pid_t>(pid) : 0;
+  Master master;
+  if (file >> word >> pid >> master.run && word == "running" && pid > 0) {
+    master.pid = static_cast<pid_t>(pid);
+  }
+  return master;
+}
+
+// Removes the NodeArray segments of a run on this node (the runtime does it when it ends).
+void unlink_node_arrays(const std::string& run) {
+  std::string prefix = "fiber." + run + ".";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) == 0) shm_unlink(("/" + file).c_str());
+  }
 }
 
 }  // namespace
@@ -103,18 +126,19 @@ int main(int argc, char** argv) {
   // Other signals meant for the job (a terminal's Ctrl-C also reaches mpirun) are mpirun's.
   for (int signal : {SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
   int mpirun_status = 0;
-  int pending = 0;   // a SIGTERM or SIGINT not passed on yet
-  pid_t master = 0;  // 0 until the master has started
+  int pending = 0;  // a SIGTERM or SIGINT not passed on yet
+  Master master;    // pid 0 until the master has started
   bool master_lost = false;
   while (waitpid(child, &mpirun_status, WNOHANG) == 0) {
-    if (master == 0) master = master_pid(status_path);
-    if (pending && master > 0) {
-      kill(master, pending);
+    if (master.pid == 0) master = running_master(status_path);
+    if (pending && master.pid > 0) {
+      kill(master.pid, pending);
       pending = 0;
     }
     // A master that ended without an exit status (killed by a signal it does not handle, or
     // crashed) leaves its workers waiting and mpirun with them: end the job.
-    if (master > 0 && !master_lost && kill(master, 0) != 0 && master_pid(status_path) == master) {
+    if (master.pid > 0 && !master_lost && kill(master.pid, 0) != 0 &&
+        running_master(status_path).pid == master.pid) {
       master_lost = true;
       kill(child, SIGTERM);
     }
@@ -131,6 +155,8 @@ int main(int argc, char** argv) {
                    "fiberrun: the program ended without an exit status (it crashed or "
                    "was killed)\n");
       code = code == 0 ? 1 : code;
+      // Its NodeArrays' shared memory on this node would stay until reboot.
+      unlink_node_arrays(running_master(status_path).run);
     } else {
       code = std::atoi(word.c_str());
     }

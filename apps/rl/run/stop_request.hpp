@@ -9,9 +9,9 @@
 //     ...
 //   }
 //
-// Under Slurm the signal reaches the master through fiberrun, which passes SIGTERM and SIGINT
-// to the master alone (mpirun itself would end the whole job on SIGTERM); slurm/es.sbatch
-// requeues the job when the application exits with kExitPreempted.
+// Under Slurm the signal reaches the master through slurm/fiber-job.sh and fiberrun, which
+// passes SIGTERM and SIGINT to the master alone (mpirun itself would end the whole job on
+// SIGTERM); fiber-job.sh requeues the job when the application exits with kExitPreempted.
 #pragma once
 
 namespace fiber::rl {
