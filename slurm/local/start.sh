@@ -20,9 +20,9 @@ die() {
   echo "slurm/local/start.sh: $*" >&2
   exit 1
 }
-running() {  # running PIDFILE: its process is alive
+running() {  # running PIDFILE NAME: its process is alive and is NAME (not a reused pid)
   local pid
-  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]]
 }
 
 [[ $(id -u) -eq 0 ]] || die "needs root (slurmd and slurmctld run as root here)"
@@ -34,13 +34,14 @@ done
 
 # A fresh cluster starts from empty state; a running one is left as it is.
 munged_pid=$dir/munge/munged.pid
-if ! running "$dir/slurmctld.pid" && ! running "$dir/slurmd.pid" && ! running "$munged_pid"; then
+if ! running "$dir/slurmctld.pid" slurmctld && ! running "$dir/slurmd.pid" slurmd &&
+  ! running "$munged_pid" munged; then
   rm -rf "$dir/state" "$dir/spool" "$dir/munge" "$dir"/*.log "$dir"/*.pid
 fi
 mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
 
 # munged, with a key of its own: the system's munged (if any) is left alone.
-if ! running "$munged_pid"; then
+if ! running "$munged_pid" munged; then
   chown munge:munge "$dir/munge"
   chmod 0711 "$dir/munge"  # munged: the socket's folder must be searchable by all
   [[ -s $dir/munge/munge.key ]] ||
@@ -97,8 +98,8 @@ else
 fi
 
 # The daemons fork into the background and write their pid files.
-running "$dir/slurmctld.pid" || slurmctld -i -f "$conf"
-running "$dir/slurmd.pid" || slurmd -f "$conf" -N localhost
+running "$dir/slurmctld.pid" slurmctld || slurmctld -i -f "$conf"
+running "$dir/slurmd.pid" slurmd || slurmd -f "$conf" -N localhost
 
 for _ in $(seq 300); do
   state=$(sinfo -h -N -o %T 2>/dev/null || true)

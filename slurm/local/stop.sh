@@ -6,16 +6,17 @@ set -euo pipefail
 dir=${FIBER_SLURM_DIR:-/tmp/fiber-slurm}
 export SLURM_CONF=$dir/slurm.conf
 
-running() {  # running PIDFILE: its process is alive
+running() {  # running PIDFILE NAME: its process is alive and is NAME (not a reused pid)
   local pid
-  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]]
 }
 
-# Ends the process of pid file $1: waits $2 tenths of a second for it to go by itself (after
-# scontrol shutdown), then sends TERM, and KILL if it is still there 10 s later.
+# Ends the process of pid file $1, named $2: waits $3 tenths of a second for it to go by itself
+# (after scontrol shutdown), then sends TERM, and KILL if it is still there 10 s later.
 stop_process() {
-  local pidfile=$1 grace=$2 pid
-  pid=$(cat "$pidfile" 2>/dev/null) || return 0
+  local pidfile=$1 name=$2 grace=$3 pid
+  running "$pidfile" "$name" || return 0
+  pid=$(cat "$pidfile")
   for signal in none TERM KILL; do
     if [[ $signal != none ]]; then kill -"$signal" "$pid" 2>/dev/null || return 0; fi
     for _ in $(seq "$grace"); do
@@ -42,7 +43,7 @@ descendants() {
   done
 }
 
-if running "$dir/slurmctld.pid"; then
+if running "$dir/slurmctld.pid" slurmctld; then
   jobs=$(squeue -h -o %i 2>/dev/null || true)
   if [[ -n $jobs ]]; then
     # shellcheck disable=SC2086 # one job id per word
@@ -54,9 +55,9 @@ if running "$dir/slurmctld.pid"; then
   fi
   scontrol shutdown >/dev/null 2>&1 || true
 fi
-stop_process "$dir/slurmd.pid" 30
-stop_process "$dir/slurmctld.pid" 30
-stop_process "$dir/munge/munged.pid" 0
+stop_process "$dir/slurmd.pid" slurmd 30
+stop_process "$dir/slurmctld.pid" slurmctld 30
+stop_process "$dir/munge/munged.pid" munged 0
 for step in $(leftover_steps); do
   echo "slurm/local/stop.sh: killing job processes left behind (slurmstepd $step)" >&2
   # shellcheck disable=SC2046 # pids, one a word
