@@ -6,17 +6,18 @@ set -euo pipefail
 dir=${FIBER_SLURM_DIR:-/tmp/fiber-slurm}
 export SLURM_CONF=$dir/slurm.conf
 
-running() {  # running PIDFILE NAME: its process is alive and is NAME (not a reused pid)
+# pid_of PIDFILE NAME: the pid in PIDFILE if its process is alive and is NAME (not a reused pid).
+pid_of() {
   local pid
-  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]]
+  pid=$(cat "$1" 2>/dev/null) && [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]] &&
+    echo "$pid"
 }
 
-# Ends the process of pid file $1, named $2: waits $3 tenths of a second for it to go by itself
-# (after scontrol shutdown), then sends TERM, and KILL if it is still there 10 s later.
-stop_process() {
-  local pidfile=$1 name=$2 grace=$3 pid
-  running "$pidfile" "$name" || return 0
-  pid=$(cat "$pidfile")
+# stop_pid PID GRACE: waits GRACE tenths of a second for PID to end by itself (after scontrol
+# shutdown), then sends TERM, and KILL if it is still there 10 s later.
+stop_pid() {
+  local pid=$1 grace=$2
+  [[ -n $pid ]] || return 0
   for signal in none TERM KILL; do
     if [[ $signal != none ]]; then kill -"$signal" "$pid" 2>/dev/null || return 0; fi
     for _ in $(seq "$grace"); do
@@ -43,21 +44,23 @@ descendants() {
   done
 }
 
-if running "$dir/slurmctld.pid" slurmctld; then
+# The pids first: the daemons remove their pid files while they shut down.
+slurmctld_pid=$(pid_of "$dir/slurmctld.pid" slurmctld || true)
+slurmd_pid=$(pid_of "$dir/slurmd.pid" slurmd || true)
+munged_pid=$(pid_of "$dir/munge/munged.pid" munged || true)
+if [[ -n $slurmctld_pid ]]; then
   jobs=$(squeue -h -o %i 2>/dev/null || true)
   if [[ -n $jobs ]]; then
     # shellcheck disable=SC2086 # one job id per word
     scancel $jobs || true
-    for _ in $(seq 300); do
-      [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
-      sleep 0.1
-    done
+    deadline=$((SECONDS + 30))
+    while [[ -n $(squeue -h -o %i 2>/dev/null) ]] && ((SECONDS < deadline)); do sleep 0.2; done
   fi
   scontrol shutdown >/dev/null 2>&1 || true
 fi
-stop_process "$dir/slurmd.pid" slurmd 30
-stop_process "$dir/slurmctld.pid" slurmctld 30
-stop_process "$dir/munge/munged.pid" munged 0
+stop_pid "$slurmd_pid" 30
+stop_pid "$slurmctld_pid" 30
+stop_pid "$munged_pid" 0
 for step in $(leftover_steps); do
   echo "slurm/local/stop.sh: killing job processes left behind (slurmstepd $step)" >&2
   # shellcheck disable=SC2046 # pids, one a word

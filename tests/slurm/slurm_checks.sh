@@ -25,15 +25,14 @@ python=/usr/bin/python3
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Polls `$@` every 0.2 s for up to $timeout seconds.
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds or SECONDS have passed.
 wait_for() {
-  local timeout=$1
+  local deadline=$((SECONDS + $1))
   shift
-  for _ in $(seq $((timeout * 5))); do
-    "$@" && return 0
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
     sleep 0.2
   done
-  return 1
 }
 job_field() { scontrol show job "$1" -o | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 job_ended() { [[ $(job_field "$1" JobState) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT)$ ]]; }
@@ -112,7 +111,7 @@ requeue | requeue-hard)
     scontrol requeue "$job"
     echo "job $job: requeued by scontrol after $(grep -c '^gen ' "$out") generations"
   fi
-  wait_for 60 grep -q "fiber-es: resumed from" "$out" || { show_job "$out"; fail "job $job did not resume"; }
+  wait_for 120 grep -q "fiber-es: resumed from" "$out" || { show_job "$out"; fail "job $job did not resume"; }
   wait_for 180 job_ended "$job" || { show_job "$out"; fail "job $job did not end"; }
   show_job "$out" 2>&1
   [[ $(job_field "$job" JobState) == COMPLETED && $(job_field "$job" ExitCode) == 0:0 ]] ||
