@@ -26,6 +26,8 @@ packages=(
   python3-h5py python3-matplotlib python3-numpy
   # simulated nodes for tests (unshare), the Python peer in the throughput benchmark
   util-linux python3
+  # a one-machine Slurm cluster for the sbatch tests (slurm/local/)
+  slurm-wlm munge
 )
 
 case "${1:-}" in
@@ -56,5 +58,5 @@ fi
 echo "fiber setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${missing[@]}" >/dev/null
 echo "fiber setup: done"

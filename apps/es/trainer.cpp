@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "policy/mlp.hpp"
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
+#include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
 #include "storage/run_log.hpp"
@@ -93,6 +95,16 @@ void load(TrainerState& s, const std::string& path) {
       {r.vector("observation_sum"), r.vector("observation_sumsq"), r.float64("observation_count")});
   std::istringstream rng(r.string("rng"));
   rng >> s.rng;
+}
+
+// The result of a pool call, or nothing if a stop was requested first (the call is abandoned:
+// the pool's teardown ends it).
+template <class R>
+std::optional<R> unless_stopped(const fiber::AsyncResult<R>& pending) {
+  while (!pending.wait(std::chrono::milliseconds(50))) {
+    if (rl::stop_requested()) return std::nullopt;
+  }
+  return pending.get();
 }
 
 std::string now_text() {
@@ -174,7 +186,11 @@ int train(const Options& o) {
   auto retried_before = pool.stats().tasks_retried;
 
   const auto invocation_started = Clock::now();
-  while (state.generation < o.generations) {
+  // A generation works on a copy of the state, committed when it is complete: a stop (SIGTERM,
+  // SIGINT) abandons the generation in flight and checkpoints the last complete one, which the
+  // log ends with too, so a resumed run repeats and loses no generation.
+  bool solved = false;
+  while (state.generation < o.generations && !rl::stop_requested()) {
     auto started = Clock::now();
     // The generation's time spent waiting on the pool; the rest is the master's own work.
     double pool_seconds = 0;
@@ -185,8 +201,9 @@ int train(const Options& o) {
       return result;
     };
     std::int64_t g = state.generation;
-    auto generation = Generation{g, to_vector(state.theta), to_vector(state.normalizer.mean()),
-                                 to_vector(state.normalizer.std())};
+    TrainerState next = state;
+    auto generation = Generation{g, to_vector(next.theta), to_vector(next.normalizer.mean()),
+                                 to_vector(next.normalizer.std())};
     on_pool([&] {
       pool.broadcast(es_set_generation, generation);
       return 0;
@@ -194,7 +211,7 @@ int train(const Options& o) {
 
     // The perturbations, cut into tasks; then the evaluation episodes of the mean policy.
     std::vector<std::int64_t> indices(pairs);
-    for (auto& index : indices) index = noise_index(state.rng);
+    for (auto& index : indices) index = noise_index(next.rng);
     std::vector<EpisodeBatch> batches;
     std::uint64_t seed_base = o.seed * 1'000'003 + static_cast<std::uint64_t>(g) * 10'000'019;
     for (int first = 0; first < pairs; first += o.pairs_per_task) {
@@ -205,12 +222,13 @@ int train(const Options& o) {
     for (int e = 0; e < o.eval_episodes; ++e) {
       batches.push_back({{-1}, seed_base + pairs * episodes + e});
     }
-    auto results = on_pool([&] { return pool.map(es_evaluate, batches, 1); });
+    auto results = on_pool([&] { return unless_stopped(pool.map_async(es_evaluate, batches, 1)); });
+    if (!results) break;
 
     Eigen::MatrixXd returns(pairs, 2);
     std::vector<double> eval_returns;
     int row = 0;
-    for (const auto& result : results) {
+    for (const auto& result : *results) {
       if (result.returns_negative.empty()) {
         eval_returns.insert(eval_returns.end(), result.returns_positive.begin(),
                             result.returns_positive.end());
@@ -219,12 +237,12 @@ int train(const Options& o) {
           returns(row, 0) = result.returns_positive[k];
           returns(row, 1) = result.returns_negative[k];
         }
-        state.episodes += static_cast<std::int64_t>(result.lengths.size());
-        state.timesteps +=
+        next.episodes += static_cast<std::int64_t>(result.lengths.size());
+        next.timesteps +=
             std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
         if (o.normalize_observations && result.observation_count > 0) {
-          state.normalizer.increment(to_eigen(result.observation_sum),
-                                     to_eigen(result.observation_sumsq), result.observation_count);
+          next.normalizer.increment(to_eigen(result.observation_sum),
+                                    to_eigen(result.observation_sumsq), result.observation_count);
         }
       }
     }
@@ -238,15 +256,18 @@ int train(const Options& o) {
       parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
                          std::vector<double>(weights.data() + first, weights.data() + last));
     }
+    auto gradient_parts =
+        on_pool([&] { return unless_stopped(pool.map_async(es_gradient_part, parts, 1)); });
+    if (!gradient_parts) break;
     Eigen::VectorXd gradient = Eigen::VectorXd::Zero(dim);
-    auto gradient_parts = on_pool([&] { return pool.map(es_gradient_part, parts, 1); });
-    for (const auto& part : gradient_parts) gradient += to_eigen(part);
+    for (const auto& part : *gradient_parts) gradient += to_eigen(part);
     gradient /= static_cast<double>(returns.size());
-    state.adam.update(state.theta, -gradient + o.l2 * state.theta);
+    next.adam.update(next.theta, -gradient + o.l2 * next.theta);
 
     double generation_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    state.seconds += generation_seconds;
-    state.generation = g + 1;
+    next.seconds += generation_seconds;
+    next.generation = g + 1;
+    state = std::move(next);
     double eval = eval_returns.empty()
                       ? std::numeric_limits<double>::quiet_NaN()
                       : std::accumulate(eval_returns.begin(), eval_returns.end(), 0.0) /
@@ -262,7 +283,7 @@ int train(const Options& o) {
         static_cast<long long>(state.timesteps), state.seconds, pool.size());
     std::fflush(stdout);
 
-    bool solved = o.stop_at_target && eval >= o.target_return;
+    solved = o.stop_at_target && eval >= o.target_return;
     bool out_of_time =
         o.time_limit > 0 &&
         std::chrono::duration<double>(Clock::now() - invocation_started).count() >= o.time_limit;
@@ -285,6 +306,20 @@ int train(const Options& o) {
                   static_cast<long long>(g));
       break;
     }
+  }
+  if (state.generation < o.generations && !solved && rl::stop_requested()) {
+    try {
+      save(state, o.checkpoint);
+    } catch (const rl::StorageError& error) {
+      std::fprintf(stderr, "fiber-es: %s\n", error.what());
+      return 1;
+    }
+    pool.terminate();
+    std::printf(
+        "fiber-es: stopped by %s after %lld generations; checkpoint %s; resume with --resume "
+        "auto\n",
+        rl::stop_signal_name(), static_cast<long long>(state.generation), o.checkpoint.c_str());
+    return rl::kExitPreempted;
   }
   std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",
               static_cast<long long>(state.generation), static_cast<long long>(state.timesteps),

@@ -24,6 +24,7 @@
 #include "policy/normalizer.hpp"
 #include "return_scaler.hpp"
 #include "rollout.hpp"
+#include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
 #include "storage/run_log.hpp"
@@ -375,7 +376,22 @@ int train(const Options& o) {
                                        o.max_gradient_norm,
                                        o.normalize_advantages};
   while (state.iteration < o.iterations()) {
-    // The place for a graceful stop (SIGTERM): between iterations, checkpoint and leave.
+    // A graceful stop (SIGTERM, SIGINT) between iterations: the one in flight (short) was
+    // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
+    if (rl::stop_requested()) {
+      try {
+        save(state, o.checkpoint);
+      } catch (const rl::StorageError& error) {
+        std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
+        return 1;
+      }
+      pool.terminate();
+      std::printf(
+          "fiber-ppo: stopped by %s after %lld iterations; checkpoint %s; resume with --resume "
+          "auto\n",
+          rl::stop_signal_name(), static_cast<long long>(state.iteration), o.checkpoint.c_str());
+      return rl::kExitPreempted;
+    }
     const std::int64_t i = state.iteration;
     const IterationReport r = run_iteration(state, pool, run, update_settings);
     const EpisodeSummary episodes = summarize(r);

@@ -4,11 +4,16 @@
 //
 //   fiberrun ./app --flag          # = mpirun -n 1 ./app --flag, with the defaults
 //   fiberrun -n 1 ./app
+//
+// Its exit status is the master's (see below). SIGTERM and SIGINT sent to fiberrun go to the
+// master alone, so that it can stop gracefully (a batch system's preemption or time limit).
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <cerrno>
@@ -19,7 +24,44 @@
 
 #include "launch_defaults.hpp"
 
+namespace {
+
+// The master as its fiber::Runtime describes it in the status file ("running PID RUN") while
+// it runs; pid 0 before, after, and for a program that is not a fiber program.
+struct Master {
+  pid_t pid = 0;
+  std::string run;  // the run's name, which its shared memory segments carry
+};
+Master running_master(const char* status_path) {
+  std::ifstream file(status_path);
+  std::string word;
+  long pid = 0;
+  Master master;
+  if (file >> word >> pid >> master.run && word == "running" && pid > 0) {
+    master.pid = static_cast<pid_t>(pid);
+  }
+  return master;
+}
+
+// Removes the NodeArray segments of a run on this node (the runtime does it when it ends).
+void unlink_node_arrays(const std::string& run) {
+  std::string prefix = "fiber." + run + ".";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) == 0) shm_unlink(("/" + file).c_str());
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // SIGTERM, SIGINT and SIGCHLD stay blocked and are taken with sigwaitinfo below (first thing,
+  // so that a stop sent right after the start is not lost).
+  sigset_t signals, previous;
+  sigemptyset(&signals);
+  for (int signal : {SIGTERM, SIGINT, SIGCHLD}) sigaddset(&signals, signal);
+  sigprocmask(SIG_BLOCK, &signals, &previous);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::fprintf(stderr,
                  "usage: fiberrun [mpirun options] program [arguments]\n"
@@ -70,17 +112,39 @@ int main(int argc, char** argv) {
     unlink(status_path);  // the runtime creates it; absent means "not a fiber program"
     setenv("FIBER_STATUS_FILE", status_path, 1);
   }
+  // SIGTERM and SIGINT sent to fiberrun (Slurm's --signal=B:TERM, kill) go to the master alone,
+  // which can then stop gracefully: mpirun would end the whole job on them, workers first. One
+  // that comes before the master has started waits for it.
   pid_t child = fork();
   if (child == 0) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     execvp("mpirun", exec_argv.data());
     std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
                  std::strerror(errno));
     _exit(127);
   }
-  // Signals meant for the job (Ctrl-C, Slurm's SIGTERM) go to mpirun, which forwards them.
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
+  // Other signals meant for the job (a terminal's Ctrl-C also reaches mpirun) are mpirun's.
+  for (int signal : {SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
   int mpirun_status = 0;
-  while (waitpid(child, &mpirun_status, 0) < 0 && errno == EINTR) {
+  int pending = 0;  // a SIGTERM or SIGINT not passed on yet
+  Master master;    // pid 0 until the master has started
+  bool master_lost = false;
+  while (waitpid(child, &mpirun_status, WNOHANG) == 0) {
+    if (master.pid == 0) master = running_master(status_path);
+    if (pending && master.pid > 0) {
+      kill(master.pid, pending);
+      pending = 0;
+    }
+    // A master that ended without an exit status (killed by a signal it does not handle, or
+    // crashed) leaves its workers waiting and mpirun with them: end the job.
+    if (master.pid > 0 && !master_lost && kill(master.pid, 0) != 0 &&
+        running_master(status_path).pid == master.pid) {
+      master_lost = true;
+      kill(child, SIGTERM);
+    }
+    const timespec poll{0, 100'000'000};
+    int signal = sigtimedwait(&signals, nullptr, &poll);
+    if (signal == SIGTERM || signal == SIGINT) pending = signal;
   }
   int code = WIFEXITED(mpirun_status) ? WEXITSTATUS(mpirun_status) : 128 + WTERMSIG(mpirun_status);
   std::ifstream status_file(status_path);
@@ -91,6 +155,8 @@ int main(int argc, char** argv) {
                    "fiberrun: the program ended without an exit status (it crashed or "
                    "was killed)\n");
       code = code == 0 ? 1 : code;
+      // Its NodeArrays' shared memory on this node would stay until reboot.
+      unlink_node_arrays(running_master(status_path).run);
     } else {
       code = std::atoi(word.c_str());
     }

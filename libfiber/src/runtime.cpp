@@ -1,6 +1,7 @@
 #include "fiber/runtime.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,12 +22,14 @@ namespace {
 detail::RuntimeState* live_state = nullptr;
 
 // Under fiberrun, mpirun does not pass the program's exit status on (recovery is on): write it
-// to the file fiberrun names, "running" until the process exits.
+// to the file fiberrun names, "running PID RUN" until the process exits (fiberrun sends SIGTERM
+// and SIGINT to that pid, and removes the run's shared memory if the process dies).
 void report_exit_status_to_fiberrun() {
   const char* path = std::getenv("FIBER_STATUS_FILE");
   if (!path || !*path) return;
   if (FILE* file = std::fopen(path, "w")) {
-    std::fputs("running\n", file);
+    std::fprintf(file, "running %ld %s\n", static_cast<long>(getpid()),
+                 detail::run_identity().c_str());
     std::fclose(file);
   }
   on_exit(
@@ -92,13 +95,13 @@ Runtime::Runtime(int argc, char** argv) {
     MPI_Finalize();
     std::exit(2);
   }
-  report_exit_status_to_fiberrun();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   // The master's host and pid, read before the dispatcher starts, name the run.
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
   detail::unlink_stale_node_arrays();
+  report_exit_status_to_fiberrun();
   std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
   live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
                                         slots_for_workers()};

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-es, each a CTest test:
-#   es_checks.sh BUILD_DIR solves|resume|step-sleep|bad-input
+#   es_checks.sh BUILD_DIR solves|resume|step-sleep|stop|bad-input
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
 #            log has every generation exactly once; --time-limit stops with a checkpoint.
 # step-sleep: --step-sleep-us makes episodes cost what it says; the log has master_seconds.
+# stop:      SIGTERM to fiberrun in the middle of a generation: the master abandons it, writes
+#            the checkpoint of the last complete one and exits 75; resumed, the log has every
+#            generation exactly once. A program that does not handle SIGTERM (fiber-pi) is ended
+#            with its workers, not left hanging.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
 set -euo pipefail
@@ -55,6 +59,48 @@ PY
     grep -q "time limit of 1e-06 s reached after generation 0" || fail "no stop at the time limit"
   "${es[@]}" "${common[@]}" --generations 2 --output limited.h5 --resume auto | grep -q "resumed" ||
     fail "no resume after the time limit"
+  ;;
+stop)
+  common=(--config "$configs/cartpole.toml" --no-stop-at-target --workers 2 --population 2048)
+  "${es[@]}" "${common[@]}" --generations 50 --output run.h5 >out.txt 2>&1 &
+  fiberrun=$!
+  for _ in $(seq 600); do
+    [[ $(grep -c '^gen ' out.txt) -ge 1 ]] && break
+    sleep 0.1
+  done
+  sleep 0.3  # into the next generation (~1 s each)
+  kill -TERM "$fiberrun" || true
+  status=0
+  wait "$fiberrun" || status=$?
+  cat out.txt
+  [[ $status -eq 75 ]] || fail "exit $status, not 75"
+  done_before=$(sed -nE 's/^fiber-es: stopped by SIGTERM after ([0-9]+) generations; checkpoint run.ckpt.h5; resume with --resume auto$/\1/p' out.txt)
+  [[ -n $done_before ]] || fail "no stop line"
+  [[ $(grep -c '^gen ' out.txt) -eq $done_before ]] || fail "a generation was logged but not checkpointed"
+  "${es[@]}" "${common[@]}" --generations $((done_before + 1)) --output run.h5 --resume auto |
+    grep -q "resumed from run.ckpt.h5 at generation $done_before" || fail "no resume"
+  $python - $((done_before + 1)) <<'PY' || fail "log is not every generation once"
+import sys, h5py
+n = int(sys.argv[1])
+with h5py.File("run.h5") as f:
+    rows = f["log"].attrs["rows"]
+    assert list(f["log/generation"][:rows]) == list(range(n)), list(f["log/generation"][:rows])
+print(f"generations 0..{n - 1} once each")
+PY
+  "$build/libfiber/fiberrun" -n 1 "$build/apps/pi/fiber-pi" --workers 2 --tasks 100000 \
+    --samples 1000000 >pi.txt 2>&1 &
+  fiberrun=$!
+  sleep 2
+  kill -TERM "$fiberrun" || true
+  for _ in $(seq 100); do
+    kill -0 "$fiberrun" 2>/dev/null || break
+    sleep 0.1
+  done
+  ! kill -0 "$fiberrun" 2>/dev/null || { kill -KILL "$fiberrun"; fail "fiber-pi's job still runs 10 s after SIGTERM"; }
+  status=0
+  wait "$fiberrun" || status=$?
+  [[ $status -ne 0 ]] || fail "fiber-pi killed by SIGTERM, yet exit 0"
+  grep -q "fiberrun: the program ended without an exit status" pi.txt || { cat pi.txt; fail "no 'ended without an exit status' line"; }
   ;;
 bad-input)
   expect_error() {  # expect_error PATTERN ARGS...: one line matching, non-zero exit

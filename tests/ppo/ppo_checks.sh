@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|bad-input
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|stop|bad-input
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
 #            updates).
 # resume:    3 iterations (--stop-after) + resume to 6 gives bit-identical parameters and log to
 #            6 in one go, and the log has every iteration exactly once.
+# stop:      SIGTERM to fiberrun mid-run: the iteration in flight ends, a checkpoint of it is
+#            written, exit 75; resumed, the run is bit-identical to one never stopped, and the log
+#            has every iteration once.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
 set -euo pipefail
@@ -79,6 +82,27 @@ resume)
   "${ppo[@]}" "${common[@]}" --total-timesteps 4800 --output split.h5 --resume auto |
     grep -q "resumed" ||
     fail "no resume"
+  same_run whole split
+  ;;
+stop)
+  common=(--config "$configs/pendulum.toml" --steps 200 --minibatches 8 --eval-every 0
+          --workers 2 --checkpoint-every 1000 --total-timesteps 4000000)
+  "${ppo[@]}" "${common[@]}" --output split.h5 >out.txt 2>&1 &
+  fiberrun=$!
+  for _ in $(seq 600); do
+    [[ $(grep -c '^iter ' out.txt) -ge 2 ]] && break
+    sleep 0.1
+  done
+  kill -TERM "$fiberrun" || true
+  status=0
+  wait "$fiberrun" || status=$?
+  [[ $status -eq 75 ]] || { cat out.txt; fail "exit $status, not 75"; }
+  done_before=$(sed -nE 's/^fiber-ppo: stopped by SIGTERM after ([0-9]+) iterations; checkpoint split.ckpt.h5; resume with --resume auto$/\1/p' out.txt)
+  [[ -n $done_before ]] || { cat out.txt; fail "no stop line"; }
+  [[ $(grep -c '^iter ' out.txt) -eq $done_before ]] || fail "an iteration was logged but not checkpointed"
+  "${ppo[@]}" "${common[@]}" --stop-after $((done_before + 2)) --output split.h5 --resume auto |
+    grep -q "resumed" || fail "no resume"
+  "${ppo[@]}" "${common[@]}" --stop-after $((done_before + 2)) --output whole.h5 >/dev/null
   same_run whole split
   ;;
 bad-input)
