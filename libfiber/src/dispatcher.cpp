@@ -567,7 +567,7 @@ void Dispatcher::check_deadlines() {
   // The dispatcher itself did not run for a while (a long spawn, an overloaded node): nobody was
   // listened to meanwhile, so that time is nobody's silence.
   if (!first_check && gap > 1s) {
-    for (auto& worker : workers_) worker->last_heard += gap;
+    for (auto& worker : workers_) worker->last_heard = std::min(now, worker->last_heard + gap);
   }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
     Worker& worker = *workers_[id];
