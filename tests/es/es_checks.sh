@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-es, each a CTest test:
-#   es_checks.sh BUILD_DIR solves|resume|step-sleep|stop|bad-input
+#   es_checks.sh BUILD_DIR solves|resume|exploration|step-sleep|stop|bad-input
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
 #            log has every generation exactly once; --time-limit stops with a checkpoint.
+# exploration: --episodes-per-perturbation, --common-start-states and --continuous-actions tanh
+#            reach the workers.
 # step-sleep: --step-sleep-us makes episodes cost what it says; the log has master_seconds.
 # stop:      SIGTERM to fiberrun in the middle of a generation: the master abandons it, writes
 #            the checkpoint of the last complete one and exits 75; resumed, the log has every
@@ -142,6 +144,26 @@ with h5py.File("sleep.h5") as f:
     print(f"{rows} generations in {seconds:.2f} s, master {list(master)}")
     assert rows == 2 and seconds >= 1.6, (rows, seconds)
     assert all(0 < m < seconds / 2 for m in master), master
+PY
+  ;;
+exploration)
+  # The options for hard exploration reach the workers: each changes what is measured.
+  small=(--env Pendulum-v1 --population 8 --eval-episodes 1 --generations 1 --workers 2
+         --noise-size 100000)
+  "${es[@]}" "${small[@]}" --output plain.h5 >/dev/null
+  "${es[@]}" "${small[@]}" --episodes-per-perturbation 3 --output three.h5 >/dev/null
+  "${es[@]}" "${small[@]}" --common-start-states --output common.h5 >/dev/null
+  "${es[@]}" "${small[@]}" --continuous-actions tanh --output tanh.h5 >/dev/null
+  $python - <<'PY' || fail "an exploration option had no effect"
+import h5py
+def log(name):
+    with h5py.File(name + ".h5") as f:
+        return f["log/episodes"][0], f["log/return_mean"][0]
+plain, three, common, tanh = (log(n) for n in ("plain", "three", "common", "tanh"))
+assert plain[0] == 8 and three[0] == 24, (plain, three)  # 4 pairs x 2 x episodes
+assert common[1] != plain[1], "common start states changed nothing"
+assert tanh[1] != plain[1], "tanh actions changed nothing"
+print("episodes per perturbation, common start states and tanh actions reach the workers")
 PY
   ;;
 *)
