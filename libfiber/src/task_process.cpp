@@ -77,16 +77,20 @@ constexpr std::int64_t kFlushNanoseconds = 2'000'000;
     RunBody run(std::span<const char>(input).subspan(consumed + sizeof size, size));
     consumed += sizeof size + size;
     progress->chunk.store(run.header().chunk_id, std::memory_order_relaxed);
-    std::int64_t last_flush = now_ns();
+    const std::int64_t chunk_started = now_ns();
+    std::int64_t last_flush = chunk_started;
     for (std::uint32_t i = 0; i < run.count(); ++i) {
       std::int64_t started = now_ns();
       progress->item.store(i, std::memory_order_relaxed);
       progress->item_started_ns.store(started, std::memory_order_release);
       runner.run(run, i, records);
+      bool last = i + 1 == run.count();
+      // The chunk's run time follows its last record: the worker cannot time it, the chunk may
+      // have waited in the pipe behind others.
+      if (last) append_raw(records, now_ns() - chunk_started);
       // A long chunk reports as it goes, so that a crash loses little; every chunk reports
       // before the next starts, so that a crash is always blamed on the chunk it happened in.
-      if (i + 1 == run.count() || records.size() >= kFlushBytes ||
-          started - last_flush >= kFlushNanoseconds) {
+      if (last || records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
         if (!write_full(out, records.data(), records.size())) _exit(0);
         records.clear();
         last_flush = started;

@@ -273,6 +273,14 @@ class Supervisor {
     std::size_t used = 0;
     while (!in_child_.empty()) {
       InChild& chunk = in_child_.front();
+      if (chunk.done == chunk.header.count) {  // its run time follows its last record
+        std::int64_t ran_ns = 0;
+        if (unread_.size() - used < sizeof ran_ns) break;
+        std::memcpy(&ran_ns, unread_.data() + used, sizeof ran_ns);
+        used += sizeof ran_ns;
+        finish_front(ChunkStatus::complete, {}, 0, std::chrono::nanoseconds(ran_ns));
+        continue;
+      }
       if (unread_.size() - used < sizeof(ItemStatus)) break;
       ItemStatus status;
       std::memcpy(&status, unread_.data() + used, sizeof status);
@@ -282,7 +290,7 @@ class Supervisor {
                           unread_.begin() + used + record);
       used += record;
       last_record_ = Clock::now();
-      if (++chunk.done == chunk.header.count) finish_front(ChunkStatus::complete, {}, 0);
+      ++chunk.done;
     }
     unread_.erase(unread_.begin(), unread_.begin() + used);
     if (!alive) {
@@ -304,7 +312,7 @@ class Supervisor {
         finish_front(ChunkStatus::timed_out,
                      fmt::format("the task ran longer than its timeout of {:g} s and was killed",
                                  front.header.timeout_ms / 1000.0),
-                     item);
+                     item, Clock::now() - front.sent);
         abandon_rest();
         return true;
       }
@@ -315,13 +323,17 @@ class Supervisor {
 
   // The task process died: the chunk it was running crashed, the ones behind it did not run.
   void child_died(const std::string& reason) {
+    // A chunk whose records all came but not its run time (it died writing them) is complete.
+    if (!in_child_.empty() && in_child_.front().done == in_child_.front().header.count) {
+      finish_front(ChunkStatus::complete, {}, 0, Clock::now() - in_child_.front().sent);
+    }
     // Every record it wrote has been read, so it died in the front chunk, or (if it had not
     // started that one yet) between chunks: the front chunk's next item is blamed then.
     if (in_child_.empty()) return;
     const InChild& front = in_child_.front();
     std::uint32_t item =
         process_.current_chunk() == front.header.chunk_id ? process_.current_item() : front.done;
-    finish_front(ChunkStatus::crashed, reason, item);
+    finish_front(ChunkStatus::crashed, reason, item, Clock::now() - front.sent);
     abandon_rest();
   }
 
@@ -334,8 +346,9 @@ class Supervisor {
   }
 
   // Sends the front chunk's result. For a crash or timeout, `failed_item` is the item it died
-  // running.
-  void finish_front(ChunkStatus status, const std::string& reason, std::uint32_t failed_item) {
+  // running. `ran` is how long it ran (the master sizes chunks by it).
+  void finish_front(ChunkStatus status, const std::string& reason, std::uint32_t failed_item,
+                    Clock::duration ran) {
     InChild& chunk = in_child_.front();
     if (!chunk.silent) {
       auto result = std::make_shared<Bytes>(std::move(chunk.result));
@@ -344,8 +357,7 @@ class Supervisor {
         append_string(*result, reason);
         failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
       }
-      auto head = result_header(chunk.header.chunk_id, chunk.done, status,
-                                Clock::now() - chunk.sent, failed);
+      auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
       std::memcpy(result->data(), head.data(), head.size());
       send_result(std::move(result));
     }
