@@ -79,12 +79,14 @@ report() {
 if $quick; then
   quick_flag=(--quick)
   overhead=(--task-seconds 0.001 0.0001 --repeats 1)
+  overhead_repeats=(--repeats 1)
   peer_limit=(--limit 1)
   es_scaling=(--workers 1 4 16 --population 256 --generations 2)
   noise_memory=(--floats 4000000)
 else
   quick_flag=()
   overhead=(--repeats 3)
+  overhead_repeats=(--repeats 3)
   peer_limit=(--limit 5)
   es_scaling=(--workers 1 2 4 8 16 32 64 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
@@ -108,6 +110,9 @@ begin_csv overhead "framework,mode,task_seconds,tasks,workers,seconds,measured_t
 out="$results/overhead.csv.tmp"
 measure sleep_floor 300 "$out" build/benchmarks/overhead/sleep_floor "${overhead[@]}"
 measure fiber_overhead 600 "$out" build/benchmarks/overhead/fiber_overhead "${overhead[@]}"
+# The same rounds with one worker: the cost of a round when the processes do not compete for cores.
+measure "fiber_overhead 1 worker" 300 "$out" build/benchmarks/overhead/fiber_overhead \
+  --workers 1 --modes apply_async --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
 for peer in multiprocessing mpi4py_futures ipyparallel; do
   measure "${peer}_overhead" 600 "$out" $python "benchmarks/overhead/$peer/overhead.py" \
     "${overhead[@]}" "${peer_limit[@]}"

@@ -1,9 +1,9 @@
-// The framework overhead test of the Fiber paper (its "sleep test") on a fiber pool of 5 workers,
-// the protocol of benchmarks/overhead/protocol.py: tasks that sleep for a fixed time, as many as
-// make the ideal total 1 s, run as rounds of one apply_async per worker (the paper's mode) and
-// as one batch map (automatic chunks). First with tasks in each worker's task process (fiber,
-// the default Isolation::process), then in the worker process itself (fiber-inline,
-// Isolation::none). Best of --repeats after a warm-up; one CSV line each on stdout:
+// The framework overhead test of the Fiber paper (its "sleep test") on a fiber pool of 5 workers
+// (--workers), the protocol of benchmarks/overhead/protocol.py: tasks that sleep for a fixed
+// time, as many as make the ideal total 1 s, run as rounds of one apply_async per worker (the
+// paper's mode) and as one batch map (automatic chunks). First with tasks in each worker's task
+// process (fiber, the default Isolation::process), then in the worker process itself
+// (fiber-inline, Isolation::none). Best of --repeats after a warm-up; one CSV line each on stdout:
 //
 //   framework,mode,task_seconds,tasks,workers,seconds,measured_tasks
 //
@@ -29,10 +29,10 @@ FIBER_TASK(sleep_microseconds);
 
 namespace {
 
-constexpr int kWorkers = 5;
 constexpr std::size_t kWarmUpRounds = 10;
 
 struct Options {
+  int workers = 5;  // the paper's
   double total_seconds = 1.0;
   std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
   std::vector<std::string> modes{"apply_async", "map"};
@@ -45,9 +45,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 void rounds_of_apply_async(fiber::Pool& pool, std::int64_t microseconds, std::size_t tasks) {
   std::vector<fiber::AsyncResult<std::int64_t>> pending;
-  for (std::size_t round = 0; round < tasks / kWorkers; ++round) {
+  const auto workers = static_cast<std::size_t>(pool.size());
+  for (std::size_t round = 0; round < tasks / workers; ++round) {
     pending.clear();
-    for (int i = 0; i < kWorkers; ++i) {
+    for (std::size_t i = 0; i < workers; ++i) {
       pending.push_back(pool.apply_async(sleep_microseconds, microseconds));
     }
     for (auto& result : pending) result.get();
@@ -63,10 +64,11 @@ void measure(fiber::Pool& pool, const char* framework, const Options& options) {
     auto run = mode == "map" ? batch_map : rounds_of_apply_async;
     for (double task_seconds : options.task_seconds) {
       auto microseconds = static_cast<std::int64_t>(std::llround(task_seconds * 1e6));
+      const auto workers = static_cast<std::size_t>(options.workers);
       auto tasks = std::max<std::size_t>(
-          kWorkers,
-          static_cast<std::size_t>(std::llround(options.total_seconds * kWorkers / task_seconds)));
-      run(pool, microseconds, std::min(tasks, kWorkers * kWarmUpRounds));
+          workers,
+          static_cast<std::size_t>(std::llround(options.total_seconds * workers / task_seconds)));
+      run(pool, microseconds, std::min(tasks, workers * kWarmUpRounds));
       double best = 0;
       for (int i = 0; i < options.repeats; ++i) {
         auto start = std::chrono::steady_clock::now();
@@ -75,7 +77,7 @@ void measure(fiber::Pool& pool, const char* framework, const Options& options) {
         best = i == 0 ? seconds : std::min(best, seconds);
       }
       std::printf("%s,%s,%g,%zu,%d,%.6f,%zu\n", framework, mode.c_str(), task_seconds, tasks,
-                  kWorkers, best, tasks);
+                  options.workers, best, tasks);
       std::fflush(stdout);
       std::fprintf(stderr, "%-16s %-11s %8.1f ms x %6zu tasks %8.3f s\n", framework, mode.c_str(),
                    task_seconds * 1e3, tasks, best);
@@ -90,6 +92,11 @@ int main(int argc, char** argv) {
   Options options;
   CLI::App app{"The Fiber paper's framework overhead test (sleep tasks, 5 workers) on fiber pools",
                "fiber_overhead"};
+  app.add_option("--workers", options.workers,
+                 "workers (the paper's 5; on a machine with fewer cores than processes, fewer "
+                 "show the cost of a round without the contention)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--total", options.total_seconds, "ideal total seconds of each measurement")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -112,7 +119,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (auto isolation : {fiber::Isolation::process, fiber::Isolation::none}) {
-      fiber::Pool pool({.processes = kWorkers, .isolation = isolation});
+      fiber::Pool pool({.processes = options.workers, .isolation = isolation});
       measure(pool, isolation == fiber::Isolation::none ? "fiber-inline" : "fiber", options);
     }
   } catch (const std::exception& error) {
