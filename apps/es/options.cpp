@@ -2,9 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+#include <algorithm>
+#include <string>
 
 #include "envs/environment.hpp"
 
@@ -57,10 +56,9 @@ Options parse_options(int argc, char** argv) {
                  "episodes (from different start states) averaged into each perturbation's return")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_flag("--common-start-states,!--no-common-start-states", o.common_start_states,
-               "every perturbation of a generation starts from the same states (common random "
-               "numbers: ranks compare policies, not starting luck)")
-      ->default_str(o.common_start_states ? "true" : "false");  // CLI11 would say false
+  rl::add_switch(app, "--common-start-states,!--no-common-start-states", o.common_start_states,
+                 "every perturbation of a generation starts from the same states (common random "
+                 "numbers: ranks compare policies, not starting luck)");
   app.add_option("--continuous-actions", o.continuous_actions,
                  "continuous action spaces: 'clip' the network's output to the bounds, or 'tanh' "
                  "to squash it into them")
@@ -72,12 +70,10 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--target-return", o.target_return, "the eval return that solves the task")
       ->capture_default_str();
-  app.add_flag("--stop-at-target,!--no-stop-at-target", o.stop_at_target,
-               "stop once the eval return reaches --target-return")
-      ->default_str(o.stop_at_target ? "true" : "false");  // CLI11 would say false
-  app.add_flag("--normalize-observations,!--no-normalize-observations", o.normalize_observations,
-               "running observation normalization (as OpenAI-ES)")
-      ->default_str(o.normalize_observations ? "true" : "false");  // CLI11 would say false
+  rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop_at_target,
+                 "stop once the eval return reaches --target-return");
+  rl::add_switch(app, "--normalize-observations,!--no-normalize-observations",
+                 o.normalize_observations, "running observation normalization (as OpenAI-ES)");
   app.add_option("--workers", o.workers, "pool size; 0 = one per processor slot")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -86,40 +82,20 @@ Options parse_options(int argc, char** argv) {
                  "each episode: a controlled episode cost for scaling benchmarks (0: none)")
       ->check(CLI::Range(0, 10'000'000))
       ->capture_default_str();
-  app.add_option("--output", o.output, "HDF5 run log (one row per generation)")
-      ->capture_default_str();
-  app.add_option("--checkpoint", o.checkpoint, "checkpoint file (default: OUTPUT with .ckpt.h5)");
-  app.add_option("--checkpoint-every", o.checkpoint_every, "generations between checkpoints")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  rl::add_run_files(app, o.files, "generation");
   app.add_option("--time-limit", o.time_limit,
                  "stop (with a checkpoint) after the generation that ends past this many seconds "
                  "of this invocation; 0: no limit")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--resume", o.resume,
-                 "continue from this checkpoint; 'auto': from --checkpoint if it exists");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    std::exit(app.exit(help));
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "fiber-es: %s (fiber-es --help lists the options)\n", error.what());
-    std::exit(2);
-  }
+  rl::parse_or_exit(app, o.files, argc, argv);
   auto known = rl::environment_names();
   if (std::find(known.begin(), known.end(), o.environment) == known.end()) {
-    std::fprintf(stderr, "fiber-es: unknown environment '%s'; known: %s\n", o.environment.c_str(),
-                 names.c_str());
-    std::exit(2);
+    rl::reject(app, "unknown environment '" + o.environment + "'; known: " + names);
   }
   if (o.population % 2 != 0) {
-    std::fprintf(stderr, "fiber-es: --population must be even (antithetic pairs), not %d\n",
-                 o.population);
-    std::exit(2);
-  }
-  if (o.checkpoint.empty()) {
-    o.checkpoint = std::filesystem::path(o.output).replace_extension(".ckpt.h5").string();
+    rl::reject(app,
+               "--population must be even (antithetic pairs), not " + std::to_string(o.population));
   }
   o.config_text = app.config_to_str(true, false);
   return o;

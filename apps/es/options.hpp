@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "run/command_line.hpp"
+
 namespace fiber::es {
 
 struct Options {
@@ -29,11 +31,8 @@ struct Options {
   bool normalize_observations = true;
   int workers = 0;        // 0: one per slot
   int step_sleep_us = 0;  // simulated cost per environment step, slept (scaling benchmarks)
-  std::string output = "es-run.h5";
-  std::string checkpoint;  // default: output with .ckpt.h5
-  int checkpoint_every = 10;
+  rl::RunFiles files{"es-run.h5"};
   double time_limit = 0;    // seconds for this invocation; 0: none
-  std::string resume;       // a checkpoint to continue from
   std::string config_text;  // the effective configuration, for the run log
 };
 

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -136,18 +135,18 @@ int train(const Options& o) {
     return 2;
   }
 
-  std::string resume = o.resume;
-  if (resume == "auto") resume = std::filesystem::exists(o.checkpoint) ? o.checkpoint : "";
+  std::string resume = o.files.checkpoint_to_resume();
   std::optional<rl::RunLog> log;
   try {
     if (!resume.empty()) {
       load(state, resume);
-      log.emplace(rl::RunLog::open(o.output));
+      log.emplace(rl::RunLog::open(o.files.output));
       log->truncate(static_cast<std::size_t>(state.generation));  // rows after the checkpoint go
       std::printf("fiber-es: resumed from %s at generation %lld\n", resume.c_str(),
                   static_cast<long long>(state.generation));
     } else {
-      log.emplace(rl::RunLog::create(o.output, log_columns(), rl::RunLog::IfExists::overwrite));
+      log.emplace(
+          rl::RunLog::create(o.files.output, log_columns(), rl::RunLog::IfExists::overwrite));
       log->set_meta("config", o.config_text);
       log->set_meta("environment", o.environment);
       log->set_meta("algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)");
@@ -177,7 +176,7 @@ int train(const Options& o) {
   log->set_meta("hosts", host_list);
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
-              pool.size(), host_list.c_str(), o.output.c_str());
+              pool.size(), host_list.c_str(), o.files.output.c_str());
 
   const std::int64_t dim = state.theta.size();
   std::uniform_int_distribution<std::int64_t> noise_index(0, o.noise_size - dim);
@@ -287,10 +286,10 @@ int train(const Options& o) {
     bool out_of_time =
         o.time_limit > 0 &&
         std::chrono::duration<double>(Clock::now() - invocation_started).count() >= o.time_limit;
-    if (state.generation % o.checkpoint_every == 0 || state.generation == o.generations || solved ||
-        out_of_time) {
+    if (state.generation % o.files.checkpoint_every == 0 || state.generation == o.generations ||
+        solved || out_of_time) {
       try {
-        save(state, o.checkpoint);
+        save(state, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
         std::fprintf(stderr, "fiber-es: %s\n", error.what());
         return 1;
@@ -309,7 +308,7 @@ int train(const Options& o) {
   }
   if (state.generation < o.generations && !solved && rl::stop_requested()) {
     try {
-      save(state, o.checkpoint);
+      save(state, o.files.checkpoint);
     } catch (const rl::StorageError& error) {
       std::fprintf(stderr, "fiber-es: %s\n", error.what());
       return 1;
@@ -318,12 +317,13 @@ int train(const Options& o) {
     std::printf(
         "fiber-es: stopped by %s after %lld generations; checkpoint %s; resume with --resume "
         "auto\n",
-        rl::stop_signal_name(), static_cast<long long>(state.generation), o.checkpoint.c_str());
+        rl::stop_signal_name(), static_cast<long long>(state.generation),
+        o.files.checkpoint.c_str());
     return rl::kExitPreempted;
   }
   std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",
               static_cast<long long>(state.generation), static_cast<long long>(state.timesteps),
-              state.seconds, o.output.c_str(), o.checkpoint.c_str());
+              state.seconds, o.files.output.c_str(), o.files.checkpoint.c_str());
   return 0;
 }
 

@@ -3,22 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 
 #include "environment_state.hpp"
 #include "envs/environment.hpp"
 
 namespace fiber::ppo {
-namespace {
-
-[[noreturn]] void reject(const std::string& message) {
-  std::fprintf(stderr, "fiber-ppo: %s\n", message.c_str());
-  std::exit(2);
-}
-
-}  // namespace
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -35,12 +24,6 @@ Options parse_options(int argc, char** argv) {
     if (has_capturable_state(name)) names += (names.empty() ? "" : ", ") + name;
   }
   const auto unit_interval = CLI::Range(0.0, 1.0);
-  // A --name/--no-name pair whose default shows in --help and in the run log's config (CLI11
-  // writes an unset flag as false otherwise).
-  const auto add_switch = [&app](const std::string& flag_names, bool& value,
-                                 const std::string& description) {
-    app.add_flag(flag_names, value, description)->default_str(value ? "true" : "false");
-  };
   app.add_option("--env", o.environment, "environment: " + names)->capture_default_str();
   app.add_option("--total-timesteps", o.total_timesteps,
                  "environment steps to train for (in all, with --resume)")
@@ -56,8 +39,8 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--learning-rate", o.learning_rate, "Adam stepsize")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  add_switch("--anneal-learning-rate,!--no-anneal-learning-rate", o.anneal_learning_rate,
-             "decrease the learning rate linearly to 0 over the run");
+  rl::add_switch(app, "--anneal-learning-rate,!--no-anneal-learning-rate", o.anneal_learning_rate,
+                 "decrease the learning rate linearly to 0 over the run");
   app.add_option("--gamma", o.gamma, "discount factor")
       ->check(unit_interval)
       ->capture_default_str();
@@ -83,12 +66,12 @@ Options parse_options(int argc, char** argv) {
                  "global gradient norm clipping (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  add_switch("--normalize-advantages,!--no-normalize-advantages", o.normalize_advantages,
-             "normalize advantages per minibatch");
-  add_switch("--normalize-observations,!--no-normalize-observations", o.normalize_observations,
-             "running observation normalization");
-  add_switch("--normalize-rewards,!--no-normalize-rewards", o.normalize_rewards,
-             "scale rewards by the running std of the discounted return");
+  rl::add_switch(app, "--normalize-advantages,!--no-normalize-advantages", o.normalize_advantages,
+                 "normalize advantages per minibatch");
+  rl::add_switch(app, "--normalize-observations,!--no-normalize-observations",
+                 o.normalize_observations, "running observation normalization");
+  rl::add_switch(app, "--normalize-rewards,!--no-normalize-rewards", o.normalize_rewards,
+                 "scale rewards by the running std of the discounted return");
   app.add_option("--initial-log-std", o.initial_log_std,
                  "initial log standard deviation of continuous actions")
       ->check(CLI::Range(-10.0, 10.0))
@@ -107,54 +90,39 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--target-return", o.target_return, "the eval return that solves the task")
       ->capture_default_str();
-  add_switch("--stop-at-target,!--no-stop-at-target", o.stop_at_target,
-             "stop once the eval return reaches --target-return");
+  rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop_at_target,
+                 "stop once the eval return reaches --target-return");
   app.add_option("--workers", o.workers, "pool size; 0 = one per environment slot")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  add_switch("--park-during-update,!--no-park-during-update", o.park_during_update,
-             "park the workers (pool size 0) while the master updates the networks");
-  app.add_option("--output", o.output, "HDF5 run log (one row per iteration)")
-      ->capture_default_str();
-  app.add_option("--checkpoint", o.checkpoint, "checkpoint file (default: OUTPUT with .ckpt.h5)");
-  app.add_option("--checkpoint-every", o.checkpoint_every, "iterations between checkpoints")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
+                 "park the workers (pool size 0) while the master updates the networks");
+  rl::add_run_files(app, o.files, "iteration");
   app.add_option("--stop-after", o.stop_after,
                  "stop (with a checkpoint) once this many iterations are done, the schedule "
                  "still set by --total-timesteps: a long run in pieces (0: run to the end)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--resume", o.resume,
-                 "continue from this checkpoint; 'auto': from --checkpoint if it exists");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    std::exit(app.exit(help));
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "fiber-ppo: %s (fiber-ppo --help lists the options)\n", error.what());
-    std::exit(2);
-  }
+  rl::parse_or_exit(app, o.files, argc, argv);
   auto known = rl::environment_names();
   if (std::find(known.begin(), known.end(), o.environment) == known.end()) {
-    reject("unknown environment '" + o.environment + "'; known: " + names);
+    rl::reject(app, "unknown environment '" + o.environment + "'; known: " + names);
   }
   if (!has_capturable_state(o.environment)) {
-    reject(o.environment +
-           " is not supported by fiber-ppo (its state cannot travel with a "
-           "segment); supported: " +
-           names);
+    rl::reject(app, o.environment +
+                        " is not supported by fiber-ppo (its state cannot travel with a "
+                        "segment); supported: " +
+                        names);
   }
   if (o.batch_size() / o.minibatches < 2) {
-    reject("--minibatches " + std::to_string(o.minibatches) + " leaves fewer than 2 samples per " +
-           "minibatch (envs * steps = " + std::to_string(o.batch_size()) + ")");
+    rl::reject(app, "--minibatches " + std::to_string(o.minibatches) +
+                        " leaves fewer than 2 samples per " +
+                        "minibatch (envs * steps = " + std::to_string(o.batch_size()) + ")");
   }
   if (o.iterations() < 1) {
-    reject("--total-timesteps " + std::to_string(o.total_timesteps) +
-           " is less than one iteration (envs * steps = " + std::to_string(o.batch_size()) + ")");
-  }
-  if (o.checkpoint.empty()) {
-    o.checkpoint = std::filesystem::path(o.output).replace_extension(".ckpt.h5").string();
+    rl::reject(app, "--total-timesteps " + std::to_string(o.total_timesteps) +
+                        " is less than one iteration (envs * steps = " +
+                        std::to_string(o.batch_size()) + ")");
   }
   o.config_text = app.config_to_str(true, false);
   return o;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "run/command_line.hpp"
+
 namespace fiber::ppo {
 
 struct Options {
@@ -35,11 +37,8 @@ struct Options {
   bool stop_at_target = false;
   int workers = 0;                  // 0: one per slot
   bool park_during_update = false;  // shrink the pool to 0 while the master updates
-  std::string output = "ppo-run.h5";
-  std::string checkpoint;  // default: output with .ckpt.h5
-  int checkpoint_every = 10;
+  rl::RunFiles files{"ppo-run.h5"};
   std::int64_t stop_after = 0;  // stop (with a checkpoint) once this many iterations are done
-  std::string resume;           // a checkpoint to continue from
   std::string config_text;      // the effective configuration, for the run log
 
   int batch_size() const { return environments * steps; }

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -329,18 +328,18 @@ int train(const Options& o) {
   for (int k = 0; k < o.environments; ++k) state.slots[static_cast<std::size_t>(k)].slot = k;
   state.rng.seed(o.seed);
 
-  std::string resume = o.resume;
-  if (resume == "auto") resume = std::filesystem::exists(o.checkpoint) ? o.checkpoint : "";
+  std::string resume = o.files.checkpoint_to_resume();
   std::optional<rl::RunLog> log;
   try {
     if (!resume.empty()) {
       load(state, resume);
-      log.emplace(rl::RunLog::open(o.output));
+      log.emplace(rl::RunLog::open(o.files.output));
       log->truncate(static_cast<std::size_t>(state.iteration));  // rows after the checkpoint go
       std::printf("fiber-ppo: resumed from %s at iteration %lld\n", resume.c_str(),
                   static_cast<long long>(state.iteration));
     } else {
-      log.emplace(rl::RunLog::create(o.output, log_columns(), rl::RunLog::IfExists::overwrite));
+      log.emplace(
+          rl::RunLog::create(o.files.output, log_columns(), rl::RunLog::IfExists::overwrite));
       log->set_meta("config", o.config_text);
       log->set_meta("environment", o.environment);
       log->set_meta("algorithm",
@@ -368,7 +367,7 @@ int train(const Options& o) {
       "%d workers on %s, log %s\n",
       o.environment.c_str(), static_cast<long long>(state.model.parameter_count()), o.environments,
       o.steps, static_cast<long long>(o.iterations()), pool.size(), host_list.c_str(),
-      o.output.c_str());
+      o.files.output.c_str());
 
   const UpdateSettings update_settings{{o.clip, o.value_coefficient, o.entropy_coefficient},
                                        o.epochs,
@@ -380,7 +379,7 @@ int train(const Options& o) {
     // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
     if (rl::stop_requested()) {
       try {
-        save(state, o.checkpoint);
+        save(state, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
         std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
         return 1;
@@ -389,7 +388,8 @@ int train(const Options& o) {
       std::printf(
           "fiber-ppo: stopped by %s after %lld iterations; checkpoint %s; resume with --resume "
           "auto\n",
-          rl::stop_signal_name(), static_cast<long long>(state.iteration), o.checkpoint.c_str());
+          rl::stop_signal_name(), static_cast<long long>(state.iteration),
+          o.files.checkpoint.c_str());
       return rl::kExitPreempted;
     }
     const std::int64_t i = state.iteration;
@@ -420,10 +420,10 @@ int train(const Options& o) {
 
     const bool solved = o.stop_at_target && r.eval_return >= o.target_return;
     const bool stopping = state.iteration == o.stop_after;
-    if (state.iteration % o.checkpoint_every == 0 || state.iteration == o.iterations() || solved ||
-        stopping) {
+    if (state.iteration % o.files.checkpoint_every == 0 || state.iteration == o.iterations() ||
+        solved || stopping) {
       try {
-        save(state, o.checkpoint);
+        save(state, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
         std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
         return 1;
@@ -449,7 +449,8 @@ int train(const Options& o) {
       "fiber-ppo: done: %lld iterations, %lld timesteps, %.1f s, final eval return %.2f "
       "(%d episodes); log %s, checkpoint %s\n",
       static_cast<long long>(state.iteration), static_cast<long long>(state.timesteps),
-      state.seconds, final_eval, o.eval_episodes, o.output.c_str(), o.checkpoint.c_str());
+      state.seconds, final_eval, o.eval_episodes, o.files.output.c_str(),
+      o.files.checkpoint.c_str());
   return 0;
 }
 

@@ -1,0 +1,51 @@
+// What the command lines of fiber-es and fiber-ppo share (CLI11): the options naming the files a
+// run writes and resumes from, --name/--no-name switches whose defaults show, and parsing where
+// bad input gets one line on stderr and exit status 2.
+//
+//   CLI::App app{"...", "fiber-es"};
+//   fiber::rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop, "...");
+//   fiber::rl::add_run_files(app, o.files, "generation");
+//   fiber::rl::parse_or_exit(app, argc, argv);
+//   if (bad) fiber::rl::reject(app, "--population must be even, not 3");
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace CLI {
+class App;
+}
+
+namespace fiber::rl {
+
+// The files of a run.
+struct RunFiles {
+  explicit RunFiles(std::string default_output) : output(std::move(default_output)) {}
+
+  std::string output;      // HDF5 run log
+  std::string checkpoint;  // after parse_or_exit: OUTPUT with .ckpt.h5 unless given
+  int checkpoint_every = 10;
+  std::string resume;  // "", a checkpoint file, or "auto"
+
+  // The checkpoint to continue from: --resume, or for 'auto' --checkpoint if it exists; "" for
+  // a new run.
+  std::string checkpoint_to_resume() const;
+};
+
+// A --name/--no-name pair whose default shows in --help and in the run log's config (CLI11
+// writes an unset flag as false otherwise).
+void add_switch(CLI::App& app, const std::string& names, bool& value,
+                const std::string& description);
+
+// --output, --checkpoint, --checkpoint-every and --resume; `step` names what the run counts
+// ("generation", "iteration"): a row of the log, the unit of --checkpoint-every.
+void add_run_files(CLI::App& app, RunFiles& files, const std::string& step);
+
+// Parses the command line and the --config file. --help prints and exits 0; a bad flag or value
+// prints one line naming the program and exits 2. Fills in the default checkpoint file.
+void parse_or_exit(CLI::App& app, RunFiles& files, int argc, char** argv);
+
+// Bad input found after parsing: one line naming the program, exit status 2.
+[[noreturn]] void reject(const CLI::App& app, const std::string& message);
+
+}  // namespace fiber::rl
