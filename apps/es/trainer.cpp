@@ -11,7 +11,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "envs/environment.hpp"
 #include "evaluation.hpp"
@@ -19,6 +18,7 @@
 #include "policy/mlp.hpp"
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
+#include "run/checkpoint_parts.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
@@ -61,39 +61,23 @@ void save(const TrainerState& s, const std::string& path) {
   w.put("episodes", s.episodes);
   w.put("seconds", s.seconds);
   w.put("theta", to_vector(s.theta));
-  auto adam = s.adam.state();
-  w.put("adam_m", adam.m);
-  w.put("adam_v", adam.v);
-  w.put("adam_t", static_cast<std::uint64_t>(adam.t));
-  auto stats = s.normalizer.state();
-  w.put("observation_sum", stats.sum);
-  w.put("observation_sumsq", stats.sumsq);
-  w.put("observation_count", stats.count);
-  std::ostringstream rng;
-  rng << s.rng;
-  w.put("rng", rng.str());
+  rl::put_optimizer(w, s.adam);
+  rl::put_observation_statistics(w, s.normalizer);
+  rl::put_random_engine(w, s.rng);
   w.commit(path);
 }
 
 void load(TrainerState& s, const std::string& path) {
   rl::CheckpointReader r(path);
-  auto theta = r.vector("theta");
-  if (static_cast<Eigen::Index>(theta.size()) != s.theta.size()) {
-    throw rl::CheckpointError(
-        fmt::format("checkpoint {}: made for a policy of {} parameters, this run's has {} (another "
-                    "environment or --hidden?)",
-                    path, theta.size(), s.theta.size()));
-  }
+  auto theta = rl::parameters(r, static_cast<std::size_t>(s.theta.size()), "policy");
   s.generation = r.int64("generation");
   s.timesteps = r.int64("timesteps");
   s.episodes = r.int64("episodes");
   s.seconds = r.float64("seconds");
   s.theta = to_eigen(theta);
-  s.adam.set_state({r.vector("adam_m"), r.vector("adam_v"), r.uint64("adam_t")});
-  s.normalizer.set_state(
-      {r.vector("observation_sum"), r.vector("observation_sumsq"), r.float64("observation_count")});
-  std::istringstream rng(r.string("rng"));
-  rng >> s.rng;
+  rl::get_optimizer(r, s.adam);
+  rl::get_observation_statistics(r, s.normalizer);
+  rl::get_random_engine(r, s.rng);
 }
 
 // The result of a pool call, or nothing if a stop was requested first (the call is abandoned:

@@ -13,7 +13,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "actor_critic.hpp"
 #include "envs/environment.hpp"
@@ -23,6 +22,7 @@
 #include "policy/normalizer.hpp"
 #include "return_scaler.hpp"
 #include "rollout.hpp"
+#include "run/checkpoint_parts.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
@@ -78,14 +78,8 @@ void save(const TrainerState& s, const std::string& path) {
   w.put("episodes", s.episodes);
   w.put("seconds", s.seconds);
   w.put("theta", to_vector(s.model.parameters()));
-  auto adam = s.adam.state();
-  w.put("adam_m", adam.m);
-  w.put("adam_v", adam.v);
-  w.put("adam_t", static_cast<std::uint64_t>(adam.t));
-  auto stats = s.normalizer.state();
-  w.put("observation_sum", stats.sum);
-  w.put("observation_sumsq", stats.sumsq);
-  w.put("observation_count", stats.count);
+  rl::put_optimizer(w, s.adam);
+  rl::put_observation_statistics(w, s.normalizer);
   const auto& scaler = s.return_scaler.state();
   w.put("return_mean", scaler.mean);
   w.put("return_variance", scaler.variance);
@@ -103,21 +97,13 @@ void save(const TrainerState& s, const std::string& path) {
   w.put("slot_episode", episode);
   w.put("slot_episode_steps", episode_steps);
   w.put("slot_episode_return", episode_return);
-  std::ostringstream rng;
-  rng << s.rng;
-  w.put("rng", rng.str());
+  rl::put_random_engine(w, s.rng);
   w.commit(path);
 }
 
 void load(TrainerState& s, const std::string& path) {
   rl::CheckpointReader r(path);
-  auto theta = r.vector("theta");
-  if (static_cast<Eigen::Index>(theta.size()) != s.model.parameter_count()) {
-    throw rl::CheckpointError(
-        fmt::format("checkpoint {}: made for a model of {} parameters, this run's has {} (another "
-                    "environment or --hidden?)",
-                    path, theta.size(), s.model.parameter_count()));
-  }
+  auto theta = rl::parameters(r, static_cast<std::size_t>(s.model.parameter_count()), "model");
   const auto& episode = r.int64_vector("slot_episode");
   const auto& episode_steps = r.int64_vector("slot_episode_steps");
   const auto& episode_return = r.vector("slot_episode_return");
@@ -134,9 +120,8 @@ void load(TrainerState& s, const std::string& path) {
   s.episodes = r.int64("episodes");
   s.seconds = r.float64("seconds");
   s.model.set_parameters(to_eigen(theta));
-  s.adam.set_state({r.vector("adam_m"), r.vector("adam_v"), r.uint64("adam_t")});
-  s.normalizer.set_state(
-      {r.vector("observation_sum"), r.vector("observation_sumsq"), r.float64("observation_count")});
+  rl::get_optimizer(r, s.adam);
+  rl::get_observation_statistics(r, s.normalizer);
   s.return_scaler.set_state({r.float64("return_mean"), r.float64("return_variance"),
                              r.float64("return_count"), r.vector("slot_discounted_return")});
   const std::size_t physics_size = physics.size() / slots;
@@ -148,8 +133,7 @@ void load(TrainerState& s, const std::string& path) {
     slot.episode_steps = episode_steps[k];
     slot.episode_return = episode_return[k];
   }
-  std::istringstream rng(r.string("rng"));
-  rng >> s.rng;
+  rl::get_random_engine(r, s.rng);
 }
 
 std::string now_text() {

@@ -1,0 +1,60 @@
+#include "run/checkpoint_parts.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string>
+
+#include "storage/error.hpp"
+
+namespace fiber::rl {
+
+void put_optimizer(CheckpointWriter& checkpoint, const Adam& adam) {
+  auto state = adam.state();
+  checkpoint.put("adam_m", std::move(state.m));
+  checkpoint.put("adam_v", std::move(state.v));
+  checkpoint.put("adam_t", state.t);
+}
+
+void get_optimizer(const CheckpointReader& checkpoint, Adam& adam) {
+  adam.set_state(
+      {checkpoint.vector("adam_m"), checkpoint.vector("adam_v"), checkpoint.uint64("adam_t")});
+}
+
+void put_observation_statistics(CheckpointWriter& checkpoint, const RunningNormalizer& normalizer) {
+  auto state = normalizer.state();
+  checkpoint.put("observation_sum", std::move(state.sum));
+  checkpoint.put("observation_sumsq", std::move(state.sumsq));
+  checkpoint.put("observation_count", state.count);
+}
+
+void get_observation_statistics(const CheckpointReader& checkpoint, RunningNormalizer& normalizer) {
+  normalizer.set_state({checkpoint.vector("observation_sum"),
+                        checkpoint.vector("observation_sumsq"),
+                        checkpoint.float64("observation_count")});
+}
+
+void put_random_engine(CheckpointWriter& checkpoint, const std::mt19937_64& engine) {
+  std::ostringstream text;
+  text << engine;
+  checkpoint.put("rng", text.str());
+}
+
+void get_random_engine(const CheckpointReader& checkpoint, std::mt19937_64& engine) {
+  std::istringstream text(checkpoint.string("rng"));
+  text >> engine;
+}
+
+std::vector<double> parameters(const CheckpointReader& checkpoint, std::size_t expected,
+                               const char* network) {
+  auto theta = checkpoint.vector("theta");
+  if (theta.size() != expected) {
+    throw CheckpointError(fmt::format(
+        "checkpoint {}: made for a {} of {} parameters, this run's has {} (another environment "
+        "or --hidden?)",
+        checkpoint.path().string(), network, theta.size(), expected));
+  }
+  return theta;
+}
+
+}  // namespace fiber::rl
