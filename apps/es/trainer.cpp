@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <numeric>
 #include <optional>
 #include <random>
-#include <set>
 
 #include "envs/environment.hpp"
 #include "evaluation.hpp"
@@ -19,6 +17,7 @@
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
 #include "run/checkpoint_parts.hpp"
+#include "run/run_log_start.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
@@ -90,13 +89,6 @@ std::optional<R> unless_stopped(const fiber::AsyncResult<R>& pending) {
   return pending.get();
 }
 
-std::string now_text() {
-  std::time_t now = std::time(nullptr);
-  char text[64];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
-  return text;
-}
-
 }  // namespace
 
 int train(const Options& o) {
@@ -124,18 +116,15 @@ int train(const Options& o) {
   try {
     if (!resume.empty()) {
       load(state, resume);
-      log.emplace(rl::RunLog::open(o.files.output));
-      log->truncate(static_cast<std::size_t>(state.generation));  // rows after the checkpoint go
+      log.emplace(rl::continue_run_log(o.files.output, static_cast<std::size_t>(state.generation)));
       std::printf("fiber-es: resumed from %s at generation %lld\n", resume.c_str(),
                   static_cast<long long>(state.generation));
     } else {
-      log.emplace(
-          rl::RunLog::create(o.files.output, log_columns(), rl::RunLog::IfExists::overwrite));
-      log->set_meta("config", o.config_text);
-      log->set_meta("environment", o.environment);
-      log->set_meta("algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)");
-      log->set_meta("fiber_version", FIBER_VERSION);
-      log->set_meta("started", now_text());
+      log.emplace(rl::start_run_log(
+          o.files.output, log_columns(),
+          {{"config", o.config_text},
+           {"environment", o.environment},
+           {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}}));
     }
   } catch (const rl::StorageError& error) {
     std::fprintf(stderr, "fiber-es: %s\n", error.what());
@@ -153,10 +142,7 @@ int train(const Options& o) {
                     .squash_actions = o.continuous_actions == "tanh",
                     .step_sleep_us = o.step_sleep_us};
   fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
-  std::set<std::string> hosts;
-  for (const auto& worker : pool.workers()) hosts.insert(worker.host);
-  std::string host_list;
-  for (const auto& host : hosts) host_list += (host_list.empty() ? "" : ",") + host;
+  const std::string host_list = rl::host_list(pool);
   log->set_meta("hosts", host_list);
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,

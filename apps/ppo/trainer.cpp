@@ -7,12 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
-#include <set>
 
 #include "actor_critic.hpp"
 #include "envs/environment.hpp"
@@ -23,6 +21,7 @@
 #include "return_scaler.hpp"
 #include "rollout.hpp"
 #include "run/checkpoint_parts.hpp"
+#include "run/run_log_start.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
@@ -134,13 +133,6 @@ void load(TrainerState& s, const std::string& path) {
     slot.episode_return = episode_return[k];
   }
   rl::get_random_engine(r, s.rng);
-}
-
-std::string now_text() {
-  std::time_t now = std::time(nullptr);
-  char text[64];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
-  return text;
 }
 
 // What one iteration measured, for the log row and the progress line.
@@ -317,20 +309,16 @@ int train(const Options& o) {
   try {
     if (!resume.empty()) {
       load(state, resume);
-      log.emplace(rl::RunLog::open(o.files.output));
-      log->truncate(static_cast<std::size_t>(state.iteration));  // rows after the checkpoint go
+      log.emplace(rl::continue_run_log(o.files.output, static_cast<std::size_t>(state.iteration)));
       std::printf("fiber-ppo: resumed from %s at iteration %lld\n", resume.c_str(),
                   static_cast<long long>(state.iteration));
     } else {
-      log.emplace(
-          rl::RunLog::create(o.files.output, log_columns(), rl::RunLog::IfExists::overwrite));
-      log->set_meta("config", o.config_text);
-      log->set_meta("environment", o.environment);
-      log->set_meta("algorithm",
-                    "PPO (clipped surrogate, GAE, value loss, entropy bonus, Adam, gradient "
-                    "norm clipping)");
-      log->set_meta("fiber_version", FIBER_VERSION);
-      log->set_meta("started", now_text());
+      log.emplace(rl::start_run_log(o.files.output, log_columns(),
+                                    {{"config", o.config_text},
+                                     {"environment", o.environment},
+                                     {"algorithm",
+                                      "PPO (clipped surrogate, GAE, value loss, entropy bonus, "
+                                      "Adam, gradient norm clipping)"}}));
     }
   } catch (const rl::StorageError& error) {
     std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
@@ -341,10 +329,7 @@ int train(const Options& o) {
   if (run.workers == 0) run.workers = o.environments;
   Settings settings{o.environment, o.hidden, o.seed};
   fiber::Pool pool({.processes = run.workers, .initializer = fiber::call(ppo_setup, settings)});
-  std::set<std::string> hosts;
-  for (const auto& worker : pool.workers()) hosts.insert(worker.host);
-  std::string host_list;
-  for (const auto& host : hosts) host_list += (host_list.empty() ? "" : ",") + host;
+  const std::string host_list = rl::host_list(pool);
   log->set_meta("hosts", host_list);
   std::printf(
       "fiber-ppo: %s, %lld parameters, %d environments x %d steps, %lld iterations, "
