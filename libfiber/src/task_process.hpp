@@ -4,8 +4,8 @@
 // when the next chunk comes. The child makes no MPI calls; it talks to its parent over two pipes:
 // chunk bodies in (u64 size + bytes, read several at a time), item records out at the end of
 // each chunk (and every few milliseconds in a long one), each chunk's records followed by its
-// run time (i64 nanoseconds). A page of shared memory says which item it is running
-// and since when, with no system call per item: that names the item that crashed or hung.
+// run time (i64 nanoseconds). A page of shared memory says which item it is running and since
+// when, with no system call per item: that names the item that crashed or hung.
 #pragma once
 
 #include <sys/types.h>
