@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# fiber-es under sbatch on a one-machine Slurm cluster (slurm/local/), each a CTest test:
-#   slurm_checks.sh BUILD_DIR start|completes|requeue|requeue-hard|stop
+# fiber-es and fiber-ppo under sbatch on a one-machine Slurm cluster (slurm/local/), each a CTest
+# test:
+#   slurm_checks.sh BUILD_DIR start|completes|ppo-completes|requeue|requeue-hard|stop
 # start:     starts the cluster (the fixture's setup; its state in FIBER_SLURM_DIR).
 # completes: slurm/es.sbatch runs CartPole for 4 generations to the end: job COMPLETED with exit
 #            0, a valid HDF5 log with generations 0..3.
+# ppo-completes: slurm/ppo.sbatch runs CartPole for 4 iterations to the end, the same checks.
 # requeue:   a longer job gets `scancel --batch --signal=TERM` once its log has 2 generations:
 #            it checkpoints, exits 75, is requeued, resumes and completes; the output has the stop
 #            and resume lines, and the log every generation exactly once.
@@ -38,16 +40,19 @@ job_field() { scontrol show job "$1" -o | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 job_ended() { [[ $(job_field "$1" JobState) =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT)$ ]]; }
 generations_logged() { [[ $(grep -c '^gen ' "$1" 2>/dev/null || true) -ge $2 ]]; }
 
+# The scripts' settings go in the environment, which sbatch passes on: with them listed in
+# --export=ALL,NAME=VALUE,... this Slurm (Debian's 22.05) started each job's script a minute late.
+export FIBER_ROOT=$root FIBER_BUILD=$build
+
 # submit NAME ARGS...: slurm/es.sbatch on the local node (2 tasks: the master and one worker),
 # CartPole with a small noise table, in a fresh folder; prints the job id.
 submit() {
   local name=$1
   shift
   mkdir -p "$work/$name"
-  sbatch --parsable --nodes=1 --ntasks-per-node=2 --time=10 --chdir="$work/$name" \
-    --output="$work/$name/job.out" \
-    --export="ALL,FIBER_ROOT=$root,FIBER_BUILD=$build,RUN_DIR=$work/$name/run,NOISE_SIZE=1000000,CONFIG=$root/apps/es/configs/cartpole.toml" \
-    "$root/slurm/es.sbatch" --no-stop-at-target "$@"
+  RUN_DIR=$work/$name/run NOISE_SIZE=1000000 CONFIG=$root/apps/es/configs/cartpole.toml \
+    sbatch --parsable --nodes=1 --ntasks-per-node=2 --time=10 --chdir="$work/$name" \
+    --output="$work/$name/job.out" "$root/slurm/es.sbatch" --no-stop-at-target "$@"
 }
 
 # check_log RUN_DIR N: the HDF5 log has generations 0..N-1, each once.
@@ -96,6 +101,30 @@ completes)
   grep -q "fiber-es: done: 4 generations" "$work/completed/job.out" ||
     { show_job "$work/completed/job.out"; fail "no 'done' line"; }
   check_log "$work/completed/run" 4
+  ;;
+ppo-completes)
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  out=$work/ppo/job.out
+  mkdir -p "$work/ppo"
+  # 4 slots x 128 steps = 512 timesteps an iteration: 2,048 are 4 iterations.
+  job=$(RUN_DIR=$work/ppo/run ENVS=4 CONFIG=$root/apps/ppo/configs/cartpole.toml \
+    sbatch --parsable --nodes=1 --ntasks-per-node=2 --time=10 --chdir="$work/ppo" \
+    --output="$out" "$root/slurm/ppo.sbatch" --total-timesteps 2048 --no-stop-at-target)
+  wait_for 120 job_ended "$job" || { show_job "$out"; fail "job $job did not end"; }
+  [[ $(job_field "$job" JobState) == COMPLETED && $(job_field "$job" ExitCode) == 0:0 ]] ||
+    { show_job "$out"; fail "job $job: $(job_field "$job" JobState) $(job_field "$job" ExitCode)"; }
+  grep -q "fiber-ppo: done: 4 iterations" "$out" || { show_job "$out"; fail "no 'done' line"; }
+  $python - "$work/ppo/run/log.h5" <<'PY' || fail "the PPO log is not iterations 0..3 once each"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    rows = int(f["log"].attrs["rows"])
+    iterations = [int(i) for i in f["log/iteration"][:rows]]
+    assert iterations == [0, 1, 2, 3], iterations
+    assert f["meta/environment"][()].decode() == "CartPole-v1"
+    assert list(f["log/timesteps"][:rows]) == [512, 1024, 1536, 2048], f["log/timesteps"][:rows]
+print(f"{sys.argv[1]}: iterations 0..3, once each, 512 timesteps each")
+PY
   ;;
 requeue | requeue-hard)
   work=$(mktemp -d)
