@@ -5,7 +5,7 @@
 //   CLI::App app{"...", "fiber-es"};
 //   fiber::rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop, "...");
 //   fiber::rl::add_run_files(app, o.files, "generation");
-//   fiber::rl::parse_or_exit(app, argc, argv);
+//   fiber::rl::parse_or_exit(app, o.files, argc, argv);  // also fills in o.files.checkpoint
 //   if (bad) fiber::rl::reject(app, "--population must be even, not 3");
 #pragma once
 
