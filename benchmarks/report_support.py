@@ -1,11 +1,35 @@
-"""What the benchmark reports share: the README's tables between markers, and CSV reading.
+"""What the benchmark reports share: their command line, CSV reading, Markdown tables, and
+writing the results to a Markdown file and to the README's tables between markers.
 
 Each table sits between `<!-- NAME table: written by scripts/bench.sh -->` and
 `<!-- end of NAME table -->` in the README.
 """
 
+import argparse
 import csv
 import sys
+
+
+def arguments(description, plot=True):
+    """The command line of a report: its CSV, and where else to write what it finds."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("csv", help="the benchmark's CSV (scripts/bench.sh writes it)")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown")
+    parser.add_argument("--readme", metavar="PATH",
+                        help="also put the Markdown table into this README, between its markers")
+    if plot:
+        parser.add_argument("--plot", metavar="PATH", help="also draw a PNG")
+    return parser.parse_args()
+
+
+def publish(args, title, name, text):
+    """Writes the Markdown `text` to --markdown under the heading `title`, and into the README's
+    `name` table with --readme."""
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write(f"# {title}\n\n" + text)
+    if args.readme:
+        update_readme(args.readme, name, text)
 
 
 def update_readme(path, name, text):

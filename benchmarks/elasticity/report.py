@@ -6,7 +6,6 @@ as Markdown and into the README between its elasticity markers.
 
 Standard library only.
 """
-import argparse
 import csv
 import os
 import sys
@@ -31,11 +30,7 @@ def describe(measure):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
-    parser.add_argument("--markdown", metavar="PATH")
-    parser.add_argument("--readme", metavar="PATH")
-    args = parser.parse_args()
+    args = report_support.arguments(__doc__.splitlines()[0], plot=False)
     with open(args.csv) as source:
         rows = list(csv.DictReader(source))
     lines = [(describe(row["measure"]), row["workers"], f"{float(row['seconds']) * 1e3:,.1f}")
@@ -46,11 +41,7 @@ def main():
     table = ["| what | workers | ms |", "|---|---:|---:|"]
     table += [f"| {what} | {workers} | {ms} |" for what, workers, ms in lines]
     text = "\n".join(table) + "\n"
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# Elasticity and recovery\n\n" + text)
-    if args.readme:
-        report_support.update_readme(args.readme, "elasticity", text)
+    report_support.publish(args, "Elasticity and recovery", "elasticity", text)
 
 
 if __name__ == "__main__":

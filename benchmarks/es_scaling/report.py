@@ -15,7 +15,6 @@ worker, twice as many gradient parts as workers, more messages), fitted by least
 measured times. The first generation of each run is left out when there are others (warm-up).
 """
 
-import argparse
 import math
 import os
 import statistics
@@ -65,12 +64,7 @@ def model(n, m, c, tau, tasks):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
-    parser.add_argument("--markdown", metavar="PATH")
-    parser.add_argument("--readme", metavar="PATH")
-    parser.add_argument("--plot", metavar="PATH")
-    args = parser.parse_args()
+    args = report_support.arguments(__doc__.splitlines()[0])
     measured = load(args.csv)
     if not measured:
         sys.exit("report.py: no ES scaling rows")
@@ -113,11 +107,7 @@ def main():
                 ["workers", "paper: Fiber s", "paper: IPyParallel s", "model: fiber s",
                  "model efficiency"], paper_lines, right_aligned={1, 2, 3, 4}))
     print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# ES scaling\n\n" + text)
-    if args.readme:
-        report_support.update_readme(args.readme, "es scaling", text)
+    report_support.publish(args, "ES scaling", "es scaling", text)
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -6,7 +6,6 @@ table, in copies of the table. Target: one copy per node whatever the worker cou
     /usr/bin/python3 report.py noise_memory.csv [--markdown PATH] [--readme PATH] [--plot PATH]
 """
 
-import argparse
 import os
 import sys
 
@@ -31,12 +30,7 @@ def copies(rows, kind, workers):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
-    parser.add_argument("--markdown", metavar="PATH")
-    parser.add_argument("--readme", metavar="PATH")
-    parser.add_argument("--plot", metavar="PATH")
-    args = parser.parse_args()
+    args = report_support.arguments(__doc__.splitlines()[0])
     rows = load(args.csv)
     workers = sorted({key[1] for key in rows})
     table_mib = max((float(r["table_bytes"]) for r in rows.values()), default=0) / MiB
@@ -63,11 +57,7 @@ def main():
             f"workers: met {met} of {held}. PSS from /proc/PID/smaps_rollup, summed over the "
             "job's processes.\n")
     print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# Noise-table memory\n\n" + text)
-    if args.readme:
-        report_support.update_readme(args.readme, "noise memory", text)
+    report_support.publish(args, "Noise-table memory", "noise memory", text)
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -11,7 +11,6 @@ floor-rounds is the paper's mode with no framework (5 threads, a barrier per rou
 ratio to the floor the protocol itself costs on this machine.
 """
 
-import argparse
 import os
 import sys
 
@@ -147,12 +146,7 @@ def plot(rows, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv")
-    parser.add_argument("--markdown", metavar="PATH")
-    parser.add_argument("--readme", metavar="PATH")
-    parser.add_argument("--plot", metavar="PATH")
-    args = parser.parse_args()
+    args = report_support.arguments(__doc__.splitlines()[0])
     rows = load(args.csv)
     header, lines, checks = build_table(rows)
     table = report_support.markdown(header, lines, right_aligned=set(range(2, len(header))))
@@ -172,11 +166,8 @@ def main():
             "limit; timed on fewer rounds and scaled up. The paper (multiprocessing / Fiber / "
             f"IPyParallel, apply_async rounds): {paper}.\n")
     print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# Framework overhead (the paper's sleep test)\n\n" + text)
-    if args.readme:
-        report_support.update_readme(args.readme, "overhead", text)
+    report_support.publish(args, "Framework overhead (the paper's sleep test)", "overhead",
+                           text)
     if args.plot:
         plot(rows, args.plot)
 

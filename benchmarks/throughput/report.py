@@ -13,7 +13,6 @@ the worker process); at least 3x multiprocessing, 20x mpi4py.futures, 200x IPyPa
 A missing floor or peer row shows as "-".
 """
 
-import argparse
 import os
 import sys
 import textwrap
@@ -150,22 +149,12 @@ def plot(rows, path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv", help="the combined CSV")
-    parser.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown")
-    parser.add_argument("--readme", metavar="PATH",
-                        help="also put the Markdown table into this README, between its markers")
-    parser.add_argument("--plot", metavar="PATH", help="also draw a PNG bar chart")
-    args = parser.parse_args()
+    args = report_support.arguments(__doc__.splitlines()[0])
     rows = read_rows(args.csv)
     header, columns, lines, tally = table(rows)
     sys.stdout.write(plain_text(header, columns, lines, tally))
     text = markdown_text(header, columns, lines, tally)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# Throughput of empty tasks\n\n" + text)
-    if args.readme:
-        report_support.update_readme(args.readme, "throughput", text)
+    report_support.publish(args, "Throughput of empty tasks", "throughput", text)
     if args.plot:
         plot(rows, args.plot)
 
