@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The benchmarks' programs and reports do what scripts/bench.sh relies on (behaviour only: no
+# time is asserted):
+#   benchmark_checks.sh BUILD_DIR overhead|reports
+# overhead: sleep_floor prints the loop floor and the no-framework rounds, and fiber_overhead
+#           --workers 1 prints rounds of one worker for both isolation modes, each with the task
+#           counts of the protocol (a tiny --total).
+# reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
+#           Markdown (the tables in the README come from the same code), and draws its PNG.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python=/usr/bin/python3
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_line FILE LINE-PATTERN: FILE has a line matching it (an extended regular expression).
+expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
+
+case "$2" in
+overhead)
+  # 20 ms of 1 ms tasks: 100 tasks over the paper's 5 workers, 20 for one worker.
+  "$build/benchmarks/overhead/sleep_floor" --total 0.02 --task-seconds 0.001 --repeats 1 \
+    >"$work/floor.csv"
+  expect_line "$work/floor.csv" '^floor,loop,0\.001,100,5,[0-9.]+,100$'
+  expect_line "$work/floor.csv" '^floor-rounds,apply_async,0\.001,100,5,[0-9.]+,100$'
+  "$build/benchmarks/overhead/fiber_overhead" --workers 1 --total 0.02 --task-seconds 0.001 \
+    --modes apply_async --repeats 1 >"$work/fiber.csv"
+  expect_line "$work/fiber.csv" '^fiber,apply_async,0\.001,20,1,[0-9.]+,20$'
+  expect_line "$work/fiber.csv" '^fiber-inline,apply_async,0\.001,20,1,[0-9.]+,20$'
+  [[ $(wc -l <"$work/fiber.csv") -eq 2 ]] || { cat "$work/fiber.csv" >&2; fail "not 2 lines"; }
+  echo "sleep_floor and fiber_overhead --workers 1: the protocol's rows"
+  ;;
+reports)
+  results=$root/benchmarks/results
+  for name in throughput overhead es_scaling noise_memory elasticity; do
+    plot=(--plot "$work/$name.png")
+    [[ $name == elasticity ]] && plot=()
+    $python "$root/benchmarks/$name/report.py" "$results/$name.csv" --markdown "$work/$name.md" \
+      "${plot[@]}" >/dev/null || fail "$name report failed"
+    diff -u "$results/$name.md" "$work/$name.md" ||
+      fail "$name: the report no longer writes what benchmarks/results/$name.md holds"
+    [[ $name == elasticity || -s $work/$name.png ]] || fail "$name: no plot"
+  done
+  echo "5 reports: the committed tables, and their plots"
+  ;;
+*)
+  fail "unknown check '$2'"
+  ;;
+esac
