@@ -3,7 +3,8 @@
 #   throughput   empty tasks: fiber, the raw MPI round trip to a spawned process (the floor),
 #                multiprocessing.Pool, mpi4py.futures, IPyParallel
 #   overhead     the paper's sleep test (5 workers, 1 s .. 100 us tasks, ideal 1 s): fiber, the
-#                same sleeps looped in one process (the floor), and the same three peers
+#                same sleeps looped in one process (the floor), the paper's rounds with no
+#                framework (threads; plain MPI processes), and the same three peers
 #   es_scaling   fiber-es generation time with 1 .. 64 workers, population 2,048
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
@@ -35,7 +36,7 @@ cd "$root"
 scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor noise_memory fiber_elasticity
+  sleep_floor mpi_rounds noise_memory fiber_elasticity
 
 # mpirun and MPI singletons refuse root without these (PLATFORM.md fact 1).
 if [[ $(id -u) -eq 0 ]]; then
@@ -109,8 +110,11 @@ report throughput benchmarks/throughput/report.py
 begin_csv overhead "framework,mode,task_seconds,tasks,workers,seconds,measured_tasks"
 out="$results/overhead.csv.tmp"
 measure sleep_floor 300 "$out" build/benchmarks/overhead/sleep_floor "${overhead[@]}"
+measure mpi_rounds 300 "$out" build/benchmarks/overhead/mpi_rounds "${overhead[@]}"
 measure fiber_overhead 600 "$out" build/benchmarks/overhead/fiber_overhead "${overhead[@]}"
 # The same rounds with one worker: the cost of a round when the processes do not compete for cores.
+measure "mpi_rounds 1 worker" 300 "$out" build/benchmarks/overhead/mpi_rounds \
+  --workers 1 --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
 measure "fiber_overhead 1 worker" 300 "$out" build/benchmarks/overhead/fiber_overhead \
   --workers 1 --modes apply_async --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
 for peer in multiprocessing mpi4py_futures ipyparallel; do

@@ -18,6 +18,8 @@
 #include <cstring>
 #include <string>
 
+#include "mpi_launch_defaults.hpp"
+
 namespace {
 
 // argv[1] of the spawned copy: it must know its role before MPI_Init, when MPI cannot tell it.
@@ -25,24 +27,6 @@ constexpr char kChildFlag[] = "--mpi-roundtrip-child";
 constexpr int kPingTag = 1, kPongTag = 2, kStopTag = 3;
 constexpr int kRepeats = 3;
 constexpr long kWarmUpRoundTrips = 1000;
-
-// What fiber's launch_defaults.cpp sets for a local run (PLATFORM.md facts 1, 2, 3, 4, 7, 14),
-// without overriding the caller's choices.
-void set_fiber_defaults() {
-  const char* defaults[][2] = {
-      {"OMPI_ALLOW_RUN_AS_ROOT", "1"},
-      {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
-      {"OMPI_MCA_pml", "ucx"},
-      {"OMPI_MCA_pml_ucx_tls", "any"},
-      {"OMPI_MCA_pml_ucx_devices", "any"},
-      {"OMPI_MCA_mpi_yield_when_idle", "1"},
-      {"OMPI_MCA_orte_enable_recovery", "1"},
-      {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
-      {"OMPI_MCA_btl_tcp_if_include", "lo"},
-      {"OMPI_MCA_oob_tcp_if_include", "lo"},
-  };
-  for (const auto& [name, value] : defaults) setenv(name, value, /*overwrite=*/0);
-}
 
 int serve_as_child(MPI_Comm parent) {
   std::uint64_t value = 0;
@@ -96,7 +80,8 @@ long parse_round_trips(int argc, char** argv) {
 int main(int argc, char** argv) {
   const bool is_child = argc > 1 && std::strcmp(argv[1], kChildFlag) == 0;
   const long round_trips = is_child ? 0 : parse_round_trips(argc, argv);
-  if (!is_child) set_fiber_defaults();  // the child inherits them through the spawn
+  if (!is_child)
+    fiber_benchmarks::set_fiber_mpi_defaults();  // the child inherits them through the spawn
   MPI_Init(&argc, &argv);
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);

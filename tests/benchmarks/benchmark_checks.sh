@@ -2,7 +2,8 @@
 # The benchmarks' programs and reports do what scripts/bench.sh relies on (behaviour only: no
 # time is asserted):
 #   benchmark_checks.sh BUILD_DIR overhead|reports
-# overhead: sleep_floor prints the loop floor and the no-framework rounds, and fiber_overhead
+# overhead: sleep_floor prints the loop floor and the no-framework rounds, mpi_rounds the rounds
+#           over plain MPI processes (and rejects a bad flag in one line), and fiber_overhead
 #           --workers 1 prints rounds of one worker for both isolation modes, each with the task
 #           counts of the protocol (a tiny --total).
 # reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
@@ -27,12 +28,21 @@ overhead)
     >"$work/floor.csv"
   expect_line "$work/floor.csv" '^floor,loop,0\.001,100,5,[0-9.]+,100$'
   expect_line "$work/floor.csv" '^floor-rounds,apply_async,0\.001,100,5,[0-9.]+,100$'
+  "$build/benchmarks/overhead/mpi_rounds" --total 0.02 --task-seconds 0.001 0.0001 --repeats 1 \
+    >"$work/mpi.csv"
+  expect_line "$work/mpi.csv" '^mpi-rounds,apply_async,0\.001,100,5,[0-9.]+,100$'
+  expect_line "$work/mpi.csv" '^mpi-rounds,apply_async,0\.0001,1000,5,[0-9.]+,1000$'
+  [[ $(wc -l <"$work/mpi.csv") -eq 2 ]] || { cat "$work/mpi.csv" >&2; fail "not 2 lines"; }
+  if "$build/benchmarks/overhead/mpi_rounds" --workers 0 >/dev/null 2>"$work/bad.txt"; then
+    fail "mpi_rounds --workers 0 succeeded"
+  fi
+  [[ $(wc -l <"$work/bad.txt") -eq 1 ]] && expect_line "$work/bad.txt" '^mpi_rounds: .*workers'
   "$build/benchmarks/overhead/fiber_overhead" --workers 1 --total 0.02 --task-seconds 0.001 \
     --modes apply_async --repeats 1 >"$work/fiber.csv"
   expect_line "$work/fiber.csv" '^fiber,apply_async,0\.001,20,1,[0-9.]+,20$'
   expect_line "$work/fiber.csv" '^fiber-inline,apply_async,0\.001,20,1,[0-9.]+,20$'
   [[ $(wc -l <"$work/fiber.csv") -eq 2 ]] || { cat "$work/fiber.csv" >&2; fail "not 2 lines"; }
-  echo "sleep_floor and fiber_overhead --workers 1: the protocol's rows"
+  echo "sleep_floor, mpi_rounds and fiber_overhead --workers 1: the protocol's rows"
   ;;
 reports)
   results=$root/benchmarks/results

@@ -1,0 +1,164 @@
+// The paper's mode of the framework overhead test over plain MPI, no framework: the master sends
+// each of 5 spawned processes (--workers) the task's duration, each sleeps that long and answers,
+// the master waits for all 5 answers, and the next round begins. Same durations and totals as
+// fiber_overhead and sleep_floor, same launch defaults as fiber (one spawn per process, as fiber
+// spawns its workers), the C API only. What fiber adds to a round is its ratio over this one;
+// what is left to this one's ratio over the sleep floor is what MPI processes cost on this
+// machine. Best of --repeats after a warm-up; one CSV line per duration on stdout:
+//
+//   mpi-rounds,apply_async,task_seconds,tasks,workers,seconds,measured_tasks
+//
+// Run it directly, without mpirun: ./mpi_rounds [--help]
+#include <mpi.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "mpi_launch_defaults.hpp"
+
+namespace {
+
+// argv[1] of the spawned copies: they must know their role before MPI_Init.
+constexpr char kChildFlag[] = "--mpi-rounds-child";
+constexpr int kTaskTag = 1, kAnswerTag = 2, kStopTag = 3;
+constexpr long long kWarmUpRounds = 10;
+
+struct Options {
+  int workers = 5;  // the paper's
+  double total_seconds = 1.0;
+  std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
+  int repeats = 3;
+};
+
+// A task is the round's number and the microseconds to sleep; the answer is the round's number.
+int serve_as_child(MPI_Comm parent) {
+  for (;;) {
+    std::int64_t task[2];
+    MPI_Status status;
+    MPI_Recv(task, 2, MPI_INT64_T, 0, MPI_ANY_TAG, parent, &status);
+    if (status.MPI_TAG == kStopTag) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(task[1]));
+    MPI_Send(&task[0], 1, MPI_INT64_T, 0, kAnswerTag, parent);
+  }
+  MPI_Comm_disconnect(&parent);
+  MPI_Finalize();
+  return 0;
+}
+
+std::vector<MPI_Comm> spawn_children(int count) {
+  // The daemon that starts a child resolves the command itself: /proc/self/exe would be its own.
+  char executable[PATH_MAX] = {};
+  if (readlink("/proc/self/exe", executable, sizeof executable - 1) < 0) {
+    std::perror("mpi_rounds: readlink /proc/self/exe");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  char child_flag[sizeof kChildFlag];
+  std::memcpy(child_flag, kChildFlag, sizeof kChildFlag);
+  char* child_argv[] = {child_flag, nullptr};
+  std::vector<MPI_Comm> children(count, MPI_COMM_NULL);
+  for (auto& child : children) {
+    MPI_Comm_spawn(executable, child_argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
+                   MPI_ERRCODES_IGNORE);
+  }
+  return children;
+}
+
+// Runs `rounds` rounds of one task per child; the seconds they took.
+double run_rounds(const std::vector<MPI_Comm>& children, std::int64_t microseconds,
+                  long long rounds) {
+  const auto count = children.size();
+  std::vector<MPI_Request> requests(2 * count);
+  std::vector<std::int64_t> answers(count);
+  auto start = std::chrono::steady_clock::now();
+  for (long long round = 0; round < rounds; ++round) {
+    const std::int64_t task[2] = {round, microseconds};
+    for (std::size_t i = 0; i < count; ++i) {
+      MPI_Irecv(&answers[i], 1, MPI_INT64_T, 0, kAnswerTag, children[i], &requests[count + i]);
+      MPI_Isend(task, 2, MPI_INT64_T, 0, kTaskTag, children[i], &requests[i]);
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    for (auto answer : answers) {
+      if (answer != round) {
+        std::fprintf(stderr, "mpi_rounds: a child answered round %lld in round %lld\n",
+                     static_cast<long long>(answer), round);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    }
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int measure(const Options& options) {
+  auto children = spawn_children(options.workers);
+  for (double seconds_per_task : options.task_seconds) {
+    auto microseconds = std::llround(seconds_per_task * 1e6);
+    auto tasks = std::max<long long>(
+        options.workers, std::llround(options.total_seconds * options.workers / seconds_per_task));
+    auto rounds = tasks / options.workers;
+    run_rounds(children, microseconds, std::min(rounds, kWarmUpRounds));
+    double best = 0;
+    for (int i = 0; i < options.repeats; ++i) {
+      double seconds = run_rounds(children, microseconds, rounds);
+      best = i == 0 ? seconds : std::min(best, seconds);
+    }
+    std::printf("mpi-rounds,apply_async,%g,%lld,%d,%.6f,%lld\n", seconds_per_task, tasks,
+                options.workers, best, tasks);
+    std::fflush(stdout);
+    std::fprintf(stderr, "mpi-rounds       apply_async %8.1f ms x %6lld rounds %8.3f s\n",
+                 seconds_per_task * 1e3, rounds, best);
+  }
+  const std::int64_t stop[2] = {-1, 0};
+  for (auto& child : children) {
+    MPI_Send(stop, 2, MPI_INT64_T, 0, kStopTag, child);
+    MPI_Comm_disconnect(&child);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], kChildFlag) == 0) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_get_parent(&parent);
+    return serve_as_child(parent);
+  }
+  Options options;
+  CLI::App app{"The paper's rounds of the framework overhead test over plain MPI (no framework)",
+               "mpi_rounds"};
+  app.add_option("--workers", options.workers, "spawned processes (the paper's 5)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--total", options.total_seconds, "ideal total seconds of each measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--task-seconds", options.task_seconds, "task durations in seconds")
+      ->check(CLI::Range(1e-6, 100.0))
+      ->capture_default_str();
+  app.add_option("--repeats", options.repeats, "best of this many")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "mpi_rounds: %s (--help lists the options)\n", error.what());
+    return 2;
+  }
+  fiber_benchmarks::set_fiber_mpi_defaults();  // the children inherit them through the spawn
+  MPI_Init(&argc, &argv);
+  int status = measure(options);
+  MPI_Finalize();
+  return status;
+}
