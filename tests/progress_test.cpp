@@ -1,9 +1,13 @@
 // Work goes on while the master computes: the dispatcher does not need the caller in a pool call.
+// And while callers wait, their own threads make the progress (the dispatcher thread steps
+// aside): work they leave in flight when they go back to computing still completes, and several
+// threads waiting at once each get their own results.
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -33,6 +37,36 @@ TEST(Progress, ApplyAsyncCompletesWhileTheMasterComputes) {
     EXPECT_TRUE(pending[i].ready()) << "task " << i << " did not progress";
     EXPECT_EQ(pending[i].get(), i);
   }
+}
+
+TEST(Progress, WorkLeftInFlightByAWaiterCompletesWhileTheMasterComputes) {
+  fiber::Pool pool({.processes = 1});
+  std::vector<fiber::AsyncResult<int>> pending;
+  for (int i = 0; i < 4; ++i) pending.push_back(pool.apply_async(sleep_then, i, 150));
+  EXPECT_EQ(pending[0].get(), 0);  // this thread drives progress until the first is back
+  EXPECT_GT(compute_for(2s), 0);
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_TRUE(pending[i].ready()) << "task " << i << " did not progress";
+    EXPECT_EQ(pending[i].get(), i);
+  }
+}
+
+TEST(Progress, SeveralThreadsWaitingAtOnceEachGetTheirResults) {
+  fiber::Pool pool({.processes = 2});
+  constexpr int kThreads = 4, kCalls = 200;
+  std::vector<int> wrong(kThreads, 0);
+  {
+    std::vector<std::jthread> callers;
+    for (int t = 0; t < kThreads; ++t) {
+      callers.emplace_back([&, t] {
+        for (int i = 0; i < kCalls; ++i) {
+          int value = t * kCalls + i;
+          if (pool.apply_async(sleep_then, value, 0).get() != value) ++wrong[t];
+        }
+      });
+    }
+  }
+  EXPECT_EQ(wrong, std::vector<int>(kThreads, 0));
 }
 
 TEST(Progress, MapAsyncCompletesWhileTheMasterComputes) {

@@ -1,7 +1,6 @@
 #include "dispatcher.hpp"
 
 #include <fmt/format.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +33,36 @@ constexpr double kTargetChunkSeconds = 0.5e-3;
 // Chunks with arguments up to this size that go to one worker together travel in one message.
 constexpr std::size_t kBatchedArguments = 16 * 1024;
 constexpr std::size_t kBatchBytes = 48 * 1024;
+// While a caller drives progress, or shortly after anything happened, the dispatcher thread looks
+// again this often (a caller may have left work in flight and gone on computing); after
+// kQuietBeforeSleep of nothing it sleeps until told.
+constexpr auto kLookAgain = 1ms;
+constexpr auto kQuietBeforeSleep = 100ms;
+
+// Set while this thread holds the dispatcher's progress_mutex_ (which is not recursive): the
+// dispatcher's own work must not wait on a job by driving, nor take the lock again.
+thread_local bool t_holds_progress = false;
+
+class ProgressLock {
+ public:
+  explicit ProgressLock(std::mutex& mutex) : lock_(mutex) { t_holds_progress = true; }
+  ProgressLock(std::mutex& mutex, std::try_to_lock_t) : lock_(mutex, std::try_to_lock) {
+    if (lock_) t_holds_progress = true;
+  }
+  ~ProgressLock() {
+    if (lock_) t_holds_progress = false;
+  }
+  ProgressLock(const ProgressLock&) = delete;
+  ProgressLock& operator=(const ProgressLock&) = delete;
+  explicit operator bool() const { return lock_.owns_lock(); }
+  void unlock() {
+    lock_.unlock();
+    t_holds_progress = false;
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
 
 template <class T>
 std::span<const char> bytes_of(const T& value) {
@@ -58,15 +87,24 @@ Dispatcher::~Dispatcher() {
     std::lock_guard lock(inbox_mutex_);
     stopping_ = true;
   }
-  inbox_changed_.notify_one();
+  inbox_changed_.notify_all();
   thread_.join();
 }
 
-void Dispatcher::post(std::function<void()> command) {
+void Dispatcher::post(std::function<void()> command, bool wake) {
   {
     std::lock_guard lock(inbox_mutex_);
     inbox_.push_back(std::move(command));
     inbox_filled_.store(true, std::memory_order_release);
+  }
+  if (wake) inbox_changed_.notify_one();
+}
+
+void Dispatcher::wake_if_asleep() {
+  if (!asleep_.load()) return;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    unwatched_ = true;
   }
   inbox_changed_.notify_one();
 }
@@ -146,6 +184,7 @@ std::shared_ptr<Job> Dispatcher::send_call(Worker& worker, const std::shared_ptr
                                            const Call& call, std::uint32_t flags) {
   auto job = std::make_shared<Job>(call.task, call.arguments,
                                    std::vector<std::uint64_t>{0, call.arguments.size()}, 1);
+  job->drive_with(this);
   job->next_unsent = 1;
   send_chunk(worker, pool, job, 0, 1, flags);
   return job;
@@ -204,10 +243,25 @@ void Dispatcher::park_if_drained(int worker_id) {
 }
 
 void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job) {
-  post([pool, job = std::move(job)] {
+  job->drive_with(this);
+  auto queue = [pool, job = std::move(job)] {
     if (job->size() == 0) return;
     pool->queue.push_back(job);
-  });
+  };
+  if (t_holds_progress) {  // from the dispatcher's own work: next round
+    post(std::move(queue));
+    return;
+  }
+  ProgressLock progress(progress_mutex_, std::try_to_lock);
+  if (!progress) {  // the dispatcher is at work: it takes the job in its next round
+    post(std::move(queue));
+    return;
+  }
+  // Nobody is dispatching: send it from this thread now (behind the commands already posted).
+  post(std::move(queue), /*wake=*/false);
+  step();
+  progress.unlock();
+  wake_if_asleep();
 }
 
 void Dispatcher::terminate(const std::shared_ptr<PoolHandle>& pool) {
@@ -696,46 +750,93 @@ bool Dispatcher::work_in_flight() const {
   return false;
 }
 
-void Dispatcher::loop() {
+bool Dispatcher::must_poll() const {
+  return work_in_flight() || std::any_of(pools_.begin(), pools_.end(), [](const auto& pool) {
+           return pool->autoscale_ceiling > 0;
+         });
+}
+
+bool Dispatcher::step() {
+  std::vector<std::function<void()>> commands;
+  if (inbox_filled_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(inbox_mutex_);
+    commands.swap(inbox_);
+    inbox_filled_.store(false, std::memory_order_relaxed);
+  }
+  now_ = Clock::now();
+  for (auto& command : commands) command();
+  bool active = !commands.empty();
+  active |= poll_workers();
+  autoscale();
+  active |= dispatch();
+  check_deadlines();
+  if (active) last_activity_ = now_;
+  return active;
+}
+
+bool Dispatcher::drive(const std::function<bool()>& ready,
+                       std::optional<Clock::time_point> deadline) {
+  if (t_holds_progress) return false;
+  // Work it leaves in flight is the dispatcher thread's again within kLookAgain.
+  struct Driving {
+    std::atomic<int>& drivers;
+    explicit Driving(std::atomic<int>& count) : drivers(count) { drivers.fetch_add(1); }
+    ~Driving() { drivers.fetch_sub(1); }
+  } driving(drivers_);
   Backoff backoff(10ms, 1ms);
-  auto last_activity = Clock::now();
-  for (;;) {
-    // Only this thread changes what is in flight, so one look per iteration is enough.
-    bool autoscaling = std::any_of(pools_.begin(), pools_.end(),
-                                   [](const auto& pool) { return pool->autoscale_ceiling > 0; });
-    bool idle = !autoscaling && !work_in_flight();
-    if (idle) {
-      // Nothing can arrive from the workers: spin on the inbox for a moment (the next call of a
-      // loop of apply_async rounds comes within microseconds, a thread wake-up costs more), then
-      // sleep until told.
-      while (!inbox_filled_.load(std::memory_order_acquire) && Clock::now() - last_activity < 2ms) {
-        sched_yield();
-      }
-    }
-    std::vector<std::function<void()>> commands;
+  while (!ready()) {
+    if (deadline && Clock::now() >= *deadline) break;
+    bool active = false;
     {
-      std::unique_lock lock(inbox_mutex_);
-      if (inbox_.empty() && !stopping_ && idle) {
-        inbox_changed_.wait(lock, [this] { return !inbox_.empty() || stopping_; });
-      }
-      commands.swap(inbox_);
-      inbox_filled_.store(false, std::memory_order_relaxed);
-      if (stopping_ && commands.empty()) break;
+      ProgressLock progress(progress_mutex_, std::try_to_lock);
+      if (progress) active = step();
     }
-    now_ = Clock::now();
-    for (auto& command : commands) command();
-    bool active = !commands.empty();
-    active |= poll_workers();
-    autoscale();
-    active |= dispatch();
-    check_deadlines();
     if (active) {
       backoff.activity();
-      last_activity = now_;
     } else {
       backoff.pause();
     }
   }
+  return true;
+}
+
+void Dispatcher::loop() {
+  Backoff backoff(10ms, 1ms);
+  for (;;) {
+    {
+      std::unique_lock lock(inbox_mutex_);
+      while (drivers_.load() > 0 && !stopping_) inbox_changed_.wait_for(lock, kLookAgain);
+      if (stopping_) break;
+    }
+    ProgressLock progress(progress_mutex_);
+    if (drivers_.load() > 0) continue;
+    if (step()) {
+      backoff.activity();
+      continue;
+    }
+    if (must_poll()) {
+      progress.unlock();
+      backoff.pause();
+      continue;
+    }
+    // Nothing to poll for: wait for a command, looking again now and then while things happen
+    // (a caller that submitted from its own thread wakes the dispatcher thread only once it
+    // sleeps until told).
+    bool quiet = now_ - last_activity_ > kQuietBeforeSleep;
+    if (quiet) asleep_.store(true);
+    progress.unlock();
+    std::unique_lock lock(inbox_mutex_);
+    auto told = [this] { return !inbox_.empty() || unwatched_ || stopping_; };
+    if (quiet) {
+      inbox_changed_.wait(lock, told);
+    } else {
+      inbox_changed_.wait_for(lock, kLookAgain, told);
+    }
+    unwatched_ = false;
+    asleep_.store(false);
+  }
+  ProgressLock progress(progress_mutex_);
+  step();  // commands posted before the stop
   shutdown_workers();
 }
 

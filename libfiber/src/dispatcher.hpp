@@ -4,7 +4,10 @@
 // into chunks, keeps a few chunks in flight per worker (a pull with prefetch: a result is the
 // worker's request for more), stores results in the jobs as they arrive, re-sends the items of
 // crashed task processes and of workers that went silent, and grows or shrinks pools. Because it
-// runs on its own thread, work progresses while the caller computes.
+// runs on its own thread, work progresses while the caller computes. While a caller waits for
+// its results, the caller's thread does this work itself and the dispatcher thread steps aside:
+// a result then reaches its caller with no hand-over between threads, and on a machine with
+// fewer cores than processes one polling thread fewer competes with the workers.
 #pragma once
 
 #include <mpi.h>
@@ -30,7 +33,7 @@
 
 namespace fiber::detail {
 
-class Dispatcher {
+class Dispatcher final : public ProgressDriver {
  public:
   // `worker_argv` are the arguments spawned workers get (the master's own, without argv[0]).
   explicit Dispatcher(std::vector<std::string> worker_argv);
@@ -54,6 +57,10 @@ class Dispatcher {
   // Takes the workers back from a pool (after join or terminate); they park until a pool needs
   // them.
   void release(const std::shared_ptr<PoolHandle>& pool);
+
+  // Makes progress on the calling thread until ready() or the deadline (ProgressDriver).
+  bool drive(const std::function<bool()>& ready,
+             std::optional<Clock::time_point> deadline) override;
 
   int worker_count() const { return worker_count_.load(); }
   int parked_count() const { return parked_count_.load(); }
@@ -88,10 +95,17 @@ class Dispatcher {
   };
 
   void loop();
-  // Runs `command` on the dispatcher thread and waits for it; exceptions come back to the caller.
+  // One round of the dispatcher's work: commands, results, autoscaling, sends, deadlines. The
+  // caller holds progress_mutex_. True if anything happened.
+  bool step();
+  // Whether the dispatcher thread must poll: work in flight or autoscaling.
+  bool must_poll() const;
+  // Runs `command` on the dispatcher and waits for it; exceptions come back to the caller.
   template <class Command>
   auto run_on_dispatcher(Command command) -> decltype(command());
-  void post(std::function<void()> command);
+  // Queues a command for the dispatcher's next round; `wake`: tell the dispatcher thread.
+  void post(std::function<void()> command, bool wake = true);
+  void wake_if_asleep();
 
   int spawn_worker();
   // Gives the pool one more worker (parked first, else spawned); its initializer job, if any.
@@ -134,21 +148,32 @@ class Dispatcher {
   const std::vector<std::string> worker_argv_;
   std::string executable_;
 
+  // Whoever holds it is the dispatcher: the dispatcher thread, or a caller that waits for its
+  // results or submits while nobody else is dispatching. Everything below "The dispatcher's
+  // state" is only touched under it, and so is MPI (MPI_THREAD_SERIALIZED).
+  std::mutex progress_mutex_;
+  std::atomic<int> drivers_{0};  // callers waiting for results and driving progress meanwhile
+  // The dispatcher thread sleeps until told (nothing to poll for a while): a caller that leaves
+  // work in flight must wake it.
+  std::atomic<bool> asleep_{false};
+
   // Commands from other threads.
   std::mutex inbox_mutex_;
   std::condition_variable inbox_changed_;
   std::vector<std::function<void()>> inbox_;
-  std::atomic<bool> inbox_filled_{false};  // for the loop's spin, without the lock
+  std::atomic<bool> inbox_filled_{false};  // a look without the lock
   bool stopping_ = false;
+  bool unwatched_ = false;  // a caller left work in flight while the dispatcher thread slept
 
-  // The dispatcher thread's state.
+  // The dispatcher's state.
   std::vector<std::unique_ptr<Worker>> workers_;  // index = worker id
   std::vector<MPI_Request> receives_;             // index = worker id
   std::vector<int> parked_;                       // ids of workers no pool holds
   std::vector<std::shared_ptr<PoolHandle>> pools_;
   std::unordered_map<std::string, TaskTiming> timings_;
   mutable const std::pair<const std::string, TaskTiming>* last_timing_ = nullptr;
-  Clock::time_point now_ = Clock::now();  // read once per loop iteration
+  Clock::time_point now_ = Clock::now();  // read once per round
+  Clock::time_point last_activity_ = Clock::now();
   std::vector<std::uint64_t> scratch_offsets_;
   std::vector<Job::ItemResult> scratch_results_;
   std::uint64_t next_chunk_id_ = 1;

@@ -59,6 +59,21 @@ bool Job::done() const {
 
 bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::time_point> deadline,
                      const auto& ready) {
+  if (driver_ && !ready()) {
+    lock.unlock();
+    bool drove = driver_->drive(
+        [&] {
+          std::lock_guard relock(mutex_);
+          return static_cast<bool>(ready());
+        },
+        deadline);
+    lock.lock();
+    if (drove) {
+      wake_at_item_.reset();
+      wake_at_completed_ = 0;
+      return ready();
+    }
+  }
   ++waiters_;
   bool ok = true;
   if (deadline) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,19 @@
 namespace fiber::detail {
 
 using Clock = std::chrono::steady_clock;
+
+// Makes progress on jobs from the thread that waits for them (the runtime's dispatcher does), so
+// that a waiting caller needs no other thread to hand it its results.
+class ProgressDriver {
+ public:
+  // Makes progress on this thread until ready() or the deadline; false if this thread cannot
+  // (then the waiter is woken by whoever makes progress).
+  virtual bool drive(const std::function<bool()>& ready,
+                     std::optional<Clock::time_point> deadline) = 0;
+
+ protected:
+  ~ProgressDriver() = default;
+};
 
 class Job {
  public:
@@ -60,6 +74,8 @@ class Job {
   void fail_pending(const std::exception_ptr& error);
 
   // --- caller side ---
+  // Who makes progress on this job while a caller waits for it; set before the job is shared.
+  void drive_with(ProgressDriver* driver) noexcept { driver_ = driver; }
   bool done() const;
   // Waits until every item has an outcome; false if the deadline passed first.
   bool wait_all(std::optional<Clock::time_point> deadline);
@@ -89,6 +105,7 @@ class Job {
   const std::vector<std::uint64_t> offsets_;
   const std::size_t chunksize_;
   const std::chrono::milliseconds timeout_;
+  ProgressDriver* driver_ = nullptr;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
