@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
+
 namespace {
 
 // The table a task process reads: one of the two kinds, or neither.
@@ -126,14 +128,7 @@ int main(int argc, char** argv) {
   app.add_option("--floats", floats, "float32 entries of the table (25000000: 100 MB)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "noise_memory: %s (--help lists the options)\n", error.what());
-    return 2;
-  }
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   try {
     fiber::Pool pool({.processes = workers});
     pool.broadcast(load_table, kind, floats);  // returns once every worker has it

@@ -20,6 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
+#include "protocol_options.hpp"
+
 // The task: sleep, as the paper's time.sleep(d).
 std::int64_t sleep_microseconds(std::int64_t microseconds) {
   std::this_thread::sleep_for(std::chrono::microseconds(microseconds));
@@ -31,12 +34,9 @@ namespace {
 
 constexpr std::size_t kWarmUpRounds = 10;
 
-struct Options {
+struct Options : fiber_benchmarks::ProtocolOptions {
   int workers = 5;  // the paper's
-  double total_seconds = 1.0;
-  std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
   std::vector<std::string> modes{"apply_async", "map"};
-  int repeats = 3;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -65,9 +65,8 @@ void measure(fiber::Pool& pool, const char* framework, const Options& options) {
     for (double task_seconds : options.task_seconds) {
       auto microseconds = static_cast<std::int64_t>(std::llround(task_seconds * 1e6));
       const auto workers = static_cast<std::size_t>(options.workers);
-      auto tasks = std::max<std::size_t>(
-          workers,
-          static_cast<std::size_t>(std::llround(options.total_seconds * workers / task_seconds)));
+      auto tasks = static_cast<std::size_t>(
+          fiber_benchmarks::protocol_tasks(options, task_seconds, options.workers));
       run(pool, microseconds, std::min(tasks, workers * kWarmUpRounds));
       double best = 0;
       for (int i = 0; i < options.repeats; ++i) {
@@ -97,26 +96,11 @@ int main(int argc, char** argv) {
                  "show the cost of a round without the contention)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--total", options.total_seconds, "ideal total seconds of each measurement")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--task-seconds", options.task_seconds, "task durations in seconds")
-      ->check(CLI::Range(1e-6, 100.0))
-      ->capture_default_str();
+  fiber_benchmarks::add_protocol_options(app, options);
   app.add_option("--modes", options.modes, "apply_async (the paper's rounds) and/or map")
       ->check(CLI::IsMember({"apply_async", "map"}))
       ->capture_default_str();
-  app.add_option("--repeats", options.repeats, "best of this many")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "fiber_overhead: %s (--help lists the options)\n", error.what());
-    return 2;
-  }
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   try {
     for (auto isolation : {fiber::Isolation::process, fiber::Isolation::none}) {
       fiber::Pool pool({.processes = options.workers, .isolation = isolation});

@@ -10,12 +10,10 @@
 //
 // Run it directly, without mpirun: ./mpi_rounds [--help]
 #include <mpi.h>
-#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "mpi_launch_defaults.hpp"
+#include "command_line.hpp"
+#include "plain_mpi.hpp"
+#include "protocol_options.hpp"
 
 namespace {
 
@@ -32,11 +32,8 @@ constexpr char kChildFlag[] = "--mpi-rounds-child";
 constexpr int kTaskTag = 1, kAnswerTag = 2, kStopTag = 3;
 constexpr long long kWarmUpRounds = 10;
 
-struct Options {
+struct Options : fiber_benchmarks::ProtocolOptions {
   int workers = 5;  // the paper's
-  double total_seconds = 1.0;
-  std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
-  int repeats = 3;
 };
 
 // A task is the round's number and the microseconds to sleep; the answer is the round's number.
@@ -52,24 +49,6 @@ int serve_as_child(MPI_Comm parent) {
   MPI_Comm_disconnect(&parent);
   MPI_Finalize();
   return 0;
-}
-
-std::vector<MPI_Comm> spawn_children(int count) {
-  // The daemon that starts a child resolves the command itself: /proc/self/exe would be its own.
-  char executable[PATH_MAX] = {};
-  if (readlink("/proc/self/exe", executable, sizeof executable - 1) < 0) {
-    std::perror("mpi_rounds: readlink /proc/self/exe");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  char child_flag[sizeof kChildFlag];
-  std::memcpy(child_flag, kChildFlag, sizeof kChildFlag);
-  char* child_argv[] = {child_flag, nullptr};
-  std::vector<MPI_Comm> children(count, MPI_COMM_NULL);
-  for (auto& child : children) {
-    MPI_Comm_spawn(executable, child_argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
-                   MPI_ERRCODES_IGNORE);
-  }
-  return children;
 }
 
 // Runs `rounds` rounds of one task per child; the seconds they took.
@@ -98,11 +77,10 @@ double run_rounds(const std::vector<MPI_Comm>& children, std::int64_t microsecon
 }
 
 int measure(const Options& options) {
-  auto children = spawn_children(options.workers);
+  auto children = fiber_benchmarks::spawn_copies_of_self(kChildFlag, options.workers);
   for (double seconds_per_task : options.task_seconds) {
     auto microseconds = std::llround(seconds_per_task * 1e6);
-    auto tasks = std::max<long long>(
-        options.workers, std::llround(options.total_seconds * options.workers / seconds_per_task));
+    auto tasks = fiber_benchmarks::protocol_tasks(options, seconds_per_task, options.workers);
     auto rounds = tasks / options.workers;
     run_rounds(children, microseconds, std::min(rounds, kWarmUpRounds));
     double best = 0;
@@ -139,23 +117,8 @@ int main(int argc, char** argv) {
   app.add_option("--workers", options.workers, "spawned processes (the paper's 5)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--total", options.total_seconds, "ideal total seconds of each measurement")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--task-seconds", options.task_seconds, "task durations in seconds")
-      ->check(CLI::Range(1e-6, 100.0))
-      ->capture_default_str();
-  app.add_option("--repeats", options.repeats, "best of this many")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "mpi_rounds: %s (--help lists the options)\n", error.what());
-    return 2;
-  }
+  fiber_benchmarks::add_protocol_options(app, options);
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   fiber_benchmarks::set_fiber_mpi_defaults();  // the children inherit them through the spawn
   MPI_Init(&argc, &argv);
   int status = measure(options);

@@ -24,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.hpp"
+#include "protocol_options.hpp"
+
 namespace {
 
 constexpr int kWorkers = 5;
@@ -63,35 +66,17 @@ double rounds_of_sleeps(std::chrono::microseconds duration, long long rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double total_seconds = 1.0;
-  std::vector<double> task_seconds{1.0, 0.1, 0.01, 0.001, 0.0001};
-  int repeats = 3;
+  fiber_benchmarks::ProtocolOptions options;
   CLI::App app{"The floors of the framework overhead test: sleeps looped, and rounds of threads",
                "sleep_floor"};
-  app.add_option("--total", total_seconds, "ideal total seconds of each measurement")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--task-seconds", task_seconds, "task durations in seconds")
-      ->check(CLI::Range(1e-6, 100.0))
-      ->capture_default_str();
-  app.add_option("--repeats", repeats, "best of this many")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
-  } catch (const CLI::ParseError& error) {
-    std::fprintf(stderr, "sleep_floor: %s (--help lists the options)\n", error.what());
-    return 2;
-  }
-  for (double seconds_per_task : task_seconds) {
+  fiber_benchmarks::add_protocol_options(app, options);
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
+  for (double seconds_per_task : options.task_seconds) {
     auto duration = std::chrono::microseconds(std::llround(seconds_per_task * 1e6));
-    auto tasks =
-        std::max<long long>(kWorkers, std::llround(total_seconds * kWorkers / seconds_per_task));
+    auto tasks = fiber_benchmarks::protocol_tasks(options, seconds_per_task, kWorkers);
     auto sleeps = tasks / kWorkers;
     double loop = 0, rounds = 0;
-    for (int i = 0; i < repeats; ++i) {
+    for (int i = 0; i < options.repeats; ++i) {
       double seconds = loop_of_sleeps(duration, sleeps);
       loop = i == 0 ? seconds : std::min(loop, seconds);
       seconds = rounds_of_sleeps(duration, sleeps);

@@ -8,17 +8,15 @@
 //
 //   ./mpi_roundtrip [--round-trips N]
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "mpi_launch_defaults.hpp"
+#include "plain_mpi.hpp"
 
 namespace {
 
@@ -80,25 +78,13 @@ long parse_round_trips(int argc, char** argv) {
 int main(int argc, char** argv) {
   const bool is_child = argc > 1 && std::strcmp(argv[1], kChildFlag) == 0;
   const long round_trips = is_child ? 0 : parse_round_trips(argc, argv);
-  if (!is_child)
-    fiber_benchmarks::set_fiber_mpi_defaults();  // the child inherits them through the spawn
+  if (!is_child) fiber_benchmarks::set_fiber_mpi_defaults();
   MPI_Init(&argc, &argv);
   MPI_Comm parent = MPI_COMM_NULL;
   MPI_Comm_get_parent(&parent);
   if (parent != MPI_COMM_NULL) return serve_as_child(parent);
 
-  // The daemon that starts the child resolves the command itself: /proc/self/exe would be its own.
-  char executable[PATH_MAX] = {};
-  if (readlink("/proc/self/exe", executable, sizeof executable - 1) < 0) {
-    std::perror("mpi_roundtrip: readlink /proc/self/exe");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  char child_flag[sizeof kChildFlag];
-  std::memcpy(child_flag, kChildFlag, sizeof kChildFlag);
-  char* child_argv[] = {child_flag, nullptr};
-  MPI_Comm child = MPI_COMM_NULL;
-  MPI_Comm_spawn(executable, child_argv, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
-                 MPI_ERRCODES_IGNORE);
+  MPI_Comm child = fiber_benchmarks::spawn_copies_of_self(kChildFlag, 1).front();
 
   time_round_trips(child, kWarmUpRoundTrips);
   double best = time_round_trips(child, round_trips);

@@ -1,13 +1,13 @@
-// The master's dispatcher: a thread that owns every MPI call after start-up. It starts workers
+// The master's dispatcher: it makes every MPI call after start-up. It starts workers
 // (MPI_Comm_spawn, one process per call so that each can be handled alone, PLATFORM.md fact 8),
 // lends them to pools and takes them back (parked, never ended: fact 6), cuts the pools' jobs
 // into chunks, keeps a few chunks in flight per worker (a pull with prefetch: a result is the
 // worker's request for more), stores results in the jobs as they arrive, re-sends the items of
-// crashed task processes and of workers that went silent, and grows or shrinks pools. Because it
-// runs on its own thread, work progresses while the caller computes. While a caller waits for
-// its results, the caller's thread does this work itself and the dispatcher thread steps aside:
-// a result then reaches its caller with no hand-over between threads, and on a machine with
-// fewer cores than processes one polling thread fewer competes with the workers.
+// crashed task processes and of workers that went silent, and grows or shrinks pools. It runs on
+// its own thread, so work progresses while the caller computes. While a caller waits for its
+// results, the caller's thread does this work itself and the dispatcher thread steps aside: a
+// result then reaches its caller with no hand-over between threads (an empty apply_async + get
+// went from 18-20 us to 6-9 us here). The progress lock makes whoever holds it the dispatcher.
 #pragma once
 
 #include <mpi.h>

@@ -1,6 +1,6 @@
 // One submitted call (a map, an imap, an apply_async): its encoded arguments, and the results as
 // they arrive. Shared between the caller's thread, which waits and decodes, and the runtime's
-// dispatcher thread, which cuts chunks and stores results. Not part of the public API.
+// dispatcher, which cuts chunks and stores results. Not part of the public API.
 #pragma once
 
 #include <chrono>
@@ -53,7 +53,7 @@ class Job {
   std::span<const char> arguments(std::size_t first, std::size_t count) const;
   std::span<const std::uint64_t> offsets(std::size_t first, std::size_t count) const;
 
-  // --- dispatcher side (the dispatcher thread only) ---
+  // --- dispatcher side (under the dispatcher's progress lock only) ---
   std::size_t next_unsent = 0;  // items before it have been cut into chunks
   // Items to send again (first, count): after a crash, a timeout or a lost worker.
   std::deque<std::pair<std::size_t, std::size_t>> requeued;
