@@ -59,6 +59,8 @@ bool Job::done() const {
 
 bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::time_point> deadline,
                      const auto& ready) {
+  // Do the dispatcher's work on this thread until ready (nothing to hand over); only a thread
+  // that cannot (the dispatcher's own work) waits to be woken.
   if (driver_ && !ready()) {
     lock.unlock();
     bool drove = driver_->drive(
