@@ -8,14 +8,15 @@
 //
 //   ./mpi_roundtrip [--round-trips N]
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "command_line.hpp"
 #include "plain_mpi.hpp"
 
 namespace {
@@ -55,34 +56,24 @@ double time_round_trips(MPI_Comm child, long count) {
   return seconds;
 }
 
-long parse_round_trips(int argc, char** argv) {
-  long round_trips = 20000;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--round-trips") == 0 && i + 1 < argc) {
-      char* end = nullptr;
-      round_trips = std::strtol(argv[++i], &end, 10);
-      if (*end || round_trips <= 0) round_trips = 0;
-    } else {
-      round_trips = 0;
-    }
-    if (round_trips == 0) {
-      std::fprintf(stderr, "usage: mpi_roundtrip [--round-trips N]  (N a positive number)\n");
-      std::exit(2);
-    }
-  }
-  return round_trips;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool is_child = argc > 1 && std::strcmp(argv[1], kChildFlag) == 0;
-  const long round_trips = is_child ? 0 : parse_round_trips(argc, argv);
-  if (!is_child) fiber_benchmarks::set_fiber_mpi_defaults();
+  if (argc > 1 && std::strcmp(argv[1], kChildFlag) == 0) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_get_parent(&parent);
+    return serve_as_child(parent);
+  }
+  long round_trips = 20000;
+  CLI::App app{"The MPI round trip to a spawned process: the floor under fiber's per-task cost",
+               "mpi_roundtrip"};
+  app.add_option("--round-trips", round_trips, "round trips per measurement")
+      ->check(CLI::Range(1L, 100'000'000L))
+      ->capture_default_str();
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
+  fiber_benchmarks::set_fiber_mpi_defaults();  // the child inherits them through the spawn
   MPI_Init(&argc, &argv);
-  MPI_Comm parent = MPI_COMM_NULL;
-  MPI_Comm_get_parent(&parent);
-  if (parent != MPI_COMM_NULL) return serve_as_child(parent);
 
   MPI_Comm child = fiber_benchmarks::spawn_copies_of_self(kChildFlag, 1).front();
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmarks' programs and reports do what scripts/bench.sh relies on (behaviour only: no
 # time is asserted):
-#   benchmark_checks.sh BUILD_DIR overhead|reports
+#   benchmark_checks.sh BUILD_DIR throughput|overhead|reports
+# throughput: mpi_roundtrip (the floor) prints its row, and rejects a bad flag in one line.
 # overhead: sleep_floor prints the loop floor and the no-framework rounds, mpi_rounds the rounds
 #           over plain MPI processes (and rejects a bad flag in one line), and fiber_overhead
 #           --workers 1 prints rounds of one worker for both isolation modes, each with the task
@@ -20,8 +21,21 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # expect_line FILE LINE-PATTERN: FILE has a line matching it (an extended regular expression).
 expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
+# one_line FILE: FILE holds exactly one line (an error is one clear line).
+one_line() { [[ $(wc -l <"$1") -eq 1 ]] || { cat "$1" >&2; fail "$(basename "$1"): not one line"; }; }
 
 case "$2" in
+throughput)
+  "$build/benchmarks/throughput/mpi_roundtrip" --round-trips 100 >"$work/roundtrip.csv"
+  expect_line "$work/roundtrip.csv" '^mpi,roundtrip,1,1,100,[0-9.]+,[0-9.]+$'
+  one_line "$work/roundtrip.csv"
+  if "$build/benchmarks/throughput/mpi_roundtrip" --round-trips 0 >/dev/null 2>"$work/bad.txt"; then
+    fail "mpi_roundtrip --round-trips 0 succeeded"
+  fi
+  one_line "$work/bad.txt"
+  expect_line "$work/bad.txt" '^mpi_roundtrip: .*round-trips'
+  echo "mpi_roundtrip: its row, and one line for a bad flag"
+  ;;
 overhead)
   # 20 ms of 1 ms tasks: 100 tasks over the paper's 5 workers, 20 for one worker.
   "$build/benchmarks/overhead/sleep_floor" --total 0.02 --task-seconds 0.001 --repeats 1 \
@@ -36,7 +50,8 @@ overhead)
   if "$build/benchmarks/overhead/mpi_rounds" --workers 0 >/dev/null 2>"$work/bad.txt"; then
     fail "mpi_rounds --workers 0 succeeded"
   fi
-  [[ $(wc -l <"$work/bad.txt") -eq 1 ]] && expect_line "$work/bad.txt" '^mpi_rounds: .*workers'
+  one_line "$work/bad.txt"
+  expect_line "$work/bad.txt" '^mpi_rounds: .*workers'
   "$build/benchmarks/overhead/fiber_overhead" --workers 1 --total 0.02 --task-seconds 0.001 \
     --modes apply_async --repeats 1 >"$work/fiber.csv"
   expect_line "$work/fiber.csv" '^fiber,apply_async,0\.001,20,1,[0-9.]+,20$'
