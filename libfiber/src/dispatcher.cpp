@@ -258,8 +258,11 @@ void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr
     return;
   }
   // Nobody is dispatching: send it from this thread now (behind the commands already posted).
+  // Without listening to the workers: a receive test that finds nothing gives the core away
+  // (yield_when_idle), and a caller submitting a round of tasks would give it away once per task
+  // before the last one is sent. Whoever waits for the results listens.
   post(std::move(queue), /*wake=*/false);
-  step();
+  step(Listen::no);
   progress.unlock();
   wake_if_asleep();
 }
@@ -756,7 +759,7 @@ bool Dispatcher::must_poll() const {
          });
 }
 
-bool Dispatcher::step() {
+bool Dispatcher::step(Listen listen) {
   std::vector<std::function<void()>> commands;
   if (inbox_filled_.load(std::memory_order_acquire)) {
     std::lock_guard lock(inbox_mutex_);
@@ -766,7 +769,7 @@ bool Dispatcher::step() {
   now_ = Clock::now();
   for (auto& command : commands) command();
   bool active = !commands.empty();
-  active |= poll_workers();
+  if (listen == Listen::to_workers) active |= poll_workers();
   autoscale();
   active |= dispatch();
   check_deadlines();

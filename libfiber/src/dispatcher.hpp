@@ -95,9 +95,11 @@ class Dispatcher final : public ProgressDriver {
   };
 
   void loop();
-  // One round of the dispatcher's work: commands, results, autoscaling, sends, deadlines. The
-  // caller holds progress_mutex_. True if anything happened.
-  bool step();
+  // What a round of the dispatcher's work does first.
+  enum class Listen { to_workers, no };
+  // One round of the dispatcher's work: commands, results (unless Listen::no), autoscaling, sends,
+  // deadlines. The caller holds progress_mutex_. True if anything happened.
+  bool step(Listen listen = Listen::to_workers);
   // Whether the dispatcher thread must poll: work in flight or autoscaling.
   bool must_poll() const;
   // Runs `command` on the dispatcher and waits for it; exceptions come back to the caller.
