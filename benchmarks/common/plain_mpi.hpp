@@ -52,4 +52,14 @@ inline std::vector<MPI_Comm> spawn_copies_of_self(const char* child_flag, int co
   return children;
 }
 
+// In a copy started by spawn_copies_of_self (its argv[1] is `child_flag`): starts MPI and returns
+// the intercommunicator to the master. MPI_COMM_NULL in the master, which has not started MPI.
+inline MPI_Comm start_if_spawned_copy(int& argc, char**& argv, const char* child_flag) {
+  if (argc < 2 || std::strcmp(argv[1], child_flag) != 0) return MPI_COMM_NULL;
+  MPI_Init(&argc, &argv);
+  MPI_Comm parent = MPI_COMM_NULL;
+  MPI_Comm_get_parent(&parent);
+  return parent;
+}
+
 }  // namespace fiber_benchmarks

@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -105,10 +104,8 @@ int measure(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], kChildFlag) == 0) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm parent = MPI_COMM_NULL;
-    MPI_Comm_get_parent(&parent);
+  if (MPI_Comm parent = fiber_benchmarks::start_if_spawned_copy(argc, argv, kChildFlag);
+      parent != MPI_COMM_NULL) {
     return serve_as_child(parent);
   }
   Options options;

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "command_line.hpp"
@@ -59,10 +58,8 @@ double time_round_trips(MPI_Comm child, long count) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], kChildFlag) == 0) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm parent = MPI_COMM_NULL;
-    MPI_Comm_get_parent(&parent);
+  if (MPI_Comm parent = fiber_benchmarks::start_if_spawned_copy(argc, argv, kChildFlag);
+      parent != MPI_COMM_NULL) {
     return serve_as_child(parent);
   }
   long round_trips = 20000;
