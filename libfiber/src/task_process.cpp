@@ -76,8 +76,13 @@ constexpr std::int64_t kFlushNanoseconds = 2'000'000;
     }
     RunBody run(std::span<const char>(input).subspan(consumed + sizeof size, size));
     consumed += sizeof size + size;
-    progress->chunk.store(run.header().chunk_id, std::memory_order_relaxed);
     const std::int64_t chunk_started = now_ns();
+    // The start time first, then the chunk: a worker that sees the new chunk must not pair it
+    // with the previous item's start time (a chunk sent to a task process idle for longer than
+    // its timeout could be killed as timed out at once).
+    progress->item.store(0, std::memory_order_relaxed);
+    progress->item_started_ns.store(chunk_started, std::memory_order_relaxed);
+    progress->chunk.store(run.header().chunk_id, std::memory_order_release);
     std::int64_t last_flush = chunk_started;
     for (std::uint32_t i = 0; i < run.count(); ++i) {
       std::int64_t started = now_ns();
