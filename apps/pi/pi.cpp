@@ -89,6 +89,6 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf("pi = %.6f (error %.2e) from %llu samples in %.2f s\n", estimate,
               std::abs(estimate - std::numbers::pi),
-              static_cast<unsigned long long>(tasks * samples), seconds);
+              static_cast<unsigned long long>(tasks) * samples, seconds);
   return 0;
 }

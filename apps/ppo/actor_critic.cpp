@@ -57,7 +57,7 @@ void ActorCritic::set_parameters(const Eigen::VectorXd& parameters) {
 }
 
 Eigen::VectorXd ActorCritic::mode(const Eigen::VectorXd& observation) const {
-  const Eigen::VectorXd out = policy_.forward(observation);
+  Eigen::VectorXd out = policy_.forward(observation);
   if (!discrete_) return out;
   return Eigen::VectorXd::Constant(1, static_cast<double>(rl::DiscretePolicy::deterministic(out)));
 }

@@ -31,8 +31,8 @@ constexpr int kCalmAfterLosses = 30;
 // per-chunk cost of a round trip is small beside it, short enough to balance well.
 constexpr double kTargetChunkSeconds = 0.5e-3;
 // Chunks with arguments up to this size that go to one worker together travel in one message.
-constexpr std::size_t kBatchedArguments = 16 * 1024;
-constexpr std::size_t kBatchBytes = 48 * 1024;
+constexpr std::size_t kBatchedArguments = std::size_t{16} * 1024;
+constexpr std::size_t kBatchBytes = std::size_t{48} * 1024;
 // While a caller drives progress, or shortly after anything happened, the dispatcher thread looks
 // again this often (a caller may have left work in flight and gone on computing); after
 // kQuietBeforeSleep of nothing it sleeps until told.

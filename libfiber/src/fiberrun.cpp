@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
   }
   for (; i < argc; ++i) arguments.push_back(argv[i]);
   std::vector<char*> exec_argv;
+  exec_argv.reserve(arguments.size() + 1);
   for (auto& argument : arguments) exec_argv.push_back(argument.data());
   exec_argv.push_back(nullptr);
 

@@ -23,7 +23,7 @@ std::span<const std::uint64_t> Job::offsets(std::size_t first, std::size_t count
 }
 
 void Job::store(std::size_t first, std::span<ItemResult> results,
-                std::shared_ptr<const Bytes> payload) {
+                const std::shared_ptr<const Bytes>& payload) {
   std::lock_guard lock(mutex_);
   if (payload) payloads_.push_back(payload);
   bool wake = waiters_ > 1;

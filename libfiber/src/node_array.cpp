@@ -36,7 +36,9 @@ constexpr std::size_t kHeaderBytes = 4096;            // keeps the data page-ali
 // How long a process waits for another on its node to fill a segment.
 constexpr auto kFillTimeout = 600s;
 
-std::string mib(double bytes) { return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0)); }
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 
 [[noreturn]] void fail(const std::string& what) { throw Error("fiber: NodeArray " + what); }
 
@@ -57,14 +59,14 @@ std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, std:
   if (created) {
     struct statvfs space {};
     if (statvfs("/dev/shm", &space) == 0 &&
-        static_cast<double>(space.f_bavail) * space.f_frsize < static_cast<double>(total)) {
+        std::uint64_t{space.f_bavail} * space.f_frsize < total) {
       close(fd);
       shm_unlink(shm_name.c_str());
       fail(
           fmt::format("'{}' needs {} in /dev/shm, but only {} are free; enlarge /dev/shm (for "
                       "a container: --shm-size={}m or more)",
-                      name, mib(total), mib(static_cast<double>(space.f_bavail) * space.f_frsize),
-                      total / (1024 * 1024) + 64));
+                      name, mib(total), mib(std::uint64_t{space.f_bavail} * space.f_frsize),
+                      total / (std::size_t{1024} * 1024) + 64));
     }
     // Reserve the pages now: a full tmpfs then fails here, not with SIGBUS on first touch.
     int reserved = posix_fallocate(fd, 0, static_cast<off_t>(total));

@@ -89,7 +89,7 @@ struct ItemStatus {
 
 inline constexpr int kHeaderTag = 1;
 inline constexpr int kBodyTag = 2;
-inline constexpr std::size_t kEagerBytes = 64 * 1024;
+inline constexpr std::size_t kEagerBytes = std::size_t{64} * 1024;
 inline constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
 
 struct Message {

@@ -38,7 +38,7 @@ std::int64_t now_ns() {
 }
 
 // Records are written in batches: a write per item would cost more than a small task.
-constexpr std::size_t kFlushBytes = 256 * 1024;
+constexpr std::size_t kFlushBytes = std::size_t{256} * 1024;
 constexpr std::int64_t kFlushNanoseconds = 2'000'000;
 
 // The child: reads chunks, runs their items, writes their records. Never returns.

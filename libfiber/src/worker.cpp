@@ -99,11 +99,11 @@ class Supervisor {
 
   // Bodies this small may join the pipe while the task process is busy, up to this many bytes
   // not yet read by it (the pipe holds 64 KiB) and this many chunks.
-  static constexpr std::size_t kPipelinedBody = 16 * 1024;
-  static constexpr std::size_t kPipelinedBytes = 48 * 1024;
+  static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
+  static constexpr std::size_t kPipelinedBytes = std::size_t{48} * 1024;
   static constexpr std::size_t kPipelinedChunks = 32;
   // Results up to this size are batched, for at most kResultDelay.
-  static constexpr std::size_t kBatchedResult = 16 * 1024;
+  static constexpr std::size_t kBatchedResult = std::size_t{16} * 1024;
   static constexpr auto kResultDelay = 50us;
 
   // Handles the messages that have arrived, up to and including the first run message (its work
@@ -153,8 +153,9 @@ class Supervisor {
 
   // The pool was terminated: queued chunks come back cancelled, running ones are killed.
   void drop_all() {
-    for (const auto& body : queue_)
+    for (const auto& body : queue_) {
       send_status(RunBody(body).header().chunk_id, ChunkStatus::cancelled);
+    }
     queue_.clear();
     if (in_child_.empty()) return;
     process_.kill();
@@ -221,8 +222,9 @@ class Supervisor {
   }
 
   bool fits_pipe() const {
-    if (in_child_.size() >= kPipelinedChunks || queue_.front().size() > kPipelinedBody)
+    if (in_child_.size() >= kPipelinedChunks || queue_.front().size() > kPipelinedBody) {
       return false;
+    }
     std::size_t unread = 0;  // bodies of chunks the child has not started (all but the first)
     for (std::size_t i = 1; i < in_child_.size(); ++i) unread += in_child_[i].body.size() + 8;
     return unread + queue_.front().size() + 8 <= kPipelinedBytes;
@@ -236,12 +238,12 @@ class Supervisor {
     auto head = result_header(run.header().chunk_id, run.count(), ChunkStatus::complete,
                               Clock::now() - started);
     std::memcpy(result->data(), head.data(), head.size());
-    send_result(std::move(result));
+    send_result(result);
   }
 
   // Results go out in batches: a small one waits for others for at most kResultDelay, a large
   // one goes at once, sent in place.
-  void send_result(std::shared_ptr<Bytes> result) {
+  void send_result(const std::shared_ptr<Bytes>& result) {
     if (result->size() > kBatchedResult) {
       std::uint64_t size = result->size();
       channel_.send(MessageKind::result,
@@ -290,13 +292,13 @@ class Supervisor {
       std::memcpy(&status, unread_.data() + used, sizeof status);
       std::size_t record = sizeof status + status.size;
       if (unread_.size() - used < record) break;
-      chunk.result.insert(chunk.result.end(), unread_.begin() + used,
-                          unread_.begin() + used + record);
+      auto first = unread_.begin() + static_cast<std::ptrdiff_t>(used);
+      chunk.result.insert(chunk.result.end(), first, first + static_cast<std::ptrdiff_t>(record));
       used += record;
       last_record_ = Clock::now();
       ++chunk.done;
     }
-    unread_.erase(unread_.begin(), unread_.begin() + used);
+    unread_.erase(unread_.begin(), unread_.begin() + static_cast<std::ptrdiff_t>(used));
     if (!alive) {
       child_died("the task process " + death);
       return true;
@@ -363,7 +365,7 @@ class Supervisor {
       }
       auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
       std::memcpy(result->data(), head.data(), head.size());
-      send_result(std::move(result));
+      send_result(result);
     }
     in_child_.pop_front();
   }
@@ -381,7 +383,7 @@ class Supervisor {
   std::deque<Bytes> queue_;       // run bodies received, not yet started
   std::deque<InChild> in_child_;  // sent to the task process, in its order
   Bytes unread_;                  // bytes from the task process not yet split into records
-  Batch results_{MessageKind::result, 48 * 1024};
+  Batch results_{MessageKind::result, std::size_t{48} * 1024};
   Clock::time_point first_batched_;
   // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.
   std::vector<std::pair<std::string, Bytes>> replayed_;

@@ -1,6 +1,7 @@
 #include "envs/humanoid.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -76,7 +77,7 @@ struct Humanoid::Impl {
     double weighted = 0.0;
     double total = 0.0;
     for (int b = 0; b < m()->nbody; ++b) {
-      weighted += m()->body_mass[b] * d()->xipos[3 * b];
+      weighted += m()->body_mass[b] * d()->xipos[3 * static_cast<std::ptrdiff_t>(b)];
       total += m()->body_mass[b];
     }
     return weighted / total;
@@ -123,8 +124,8 @@ Humanoid::Humanoid(const Options& options) : impl_(std::make_unique<Impl>()) {
   for (int i = 0; i < m->nu; ++i) {
     const auto k = static_cast<std::size_t>(i);
     const bool limited = m->actuator_ctrllimited[i] != 0;
-    low[k] = limited ? m->actuator_ctrlrange[2 * i] : -std::numeric_limits<double>::infinity();
-    high[k] = limited ? m->actuator_ctrlrange[2 * i + 1] : std::numeric_limits<double>::infinity();
+    low[k] = limited ? m->actuator_ctrlrange[2 * k] : -std::numeric_limits<double>::infinity();
+    high[k] = limited ? m->actuator_ctrlrange[2 * k + 1] : std::numeric_limits<double>::infinity();
   }
   impl_->action_space = ActionSpace::box(std::move(low), std::move(high));
 

@@ -98,7 +98,7 @@ Eigen::VectorXd DiscretePolicy::entropy_gradient(const Eigen::VectorXd& logits) 
 ContinuousPolicy::ContinuousPolicy(ActionBounds bounds)
     : ContinuousPolicy(bounds, Eigen::VectorXd::Zero(bounds.low.size())) {}
 
-ContinuousPolicy::ContinuousPolicy(ActionBounds bounds, Eigen::VectorXd log_std)
+ContinuousPolicy::ContinuousPolicy(ActionBounds bounds, const Eigen::VectorXd& log_std)
     : bounds_(std::move(bounds)) {
   check_bounds(bounds_);
   set_log_std(log_std);

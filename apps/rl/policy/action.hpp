@@ -75,7 +75,7 @@ class ContinuousPolicy {
   // Bounds for deterministic() and clip(); log_std for the Gaussian (same size; default zeros,
   // i.e. standard deviation 1). Throws std::invalid_argument on size mismatch or low > high.
   explicit ContinuousPolicy(ActionBounds bounds);
-  ContinuousPolicy(ActionBounds bounds, Eigen::VectorXd log_std);
+  ContinuousPolicy(ActionBounds bounds, const Eigen::VectorXd& log_std);
 
   Eigen::Index action_size() const { return bounds_.low.size(); }
   const ActionBounds& bounds() const { return bounds_; }

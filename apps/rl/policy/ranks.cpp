@@ -22,8 +22,9 @@ Eigen::VectorXd ranks_of(Eigen::Index n, Value value) {
     return !std::isnan(x) && (std::isnan(y) || x < y);
   });
   Eigen::VectorXd result(n);
-  for (Eigen::Index r = 0; r < n; ++r)
+  for (Eigen::Index r = 0; r < n; ++r) {
     result[order[static_cast<std::size_t>(r)]] = static_cast<double>(r);
+  }
   return result;
 }
 

@@ -197,6 +197,7 @@ Call call(const F& f, Args&&... args) {
 #define FIBER_DETAIL_CONCAT(a, b) FIBER_DETAIL_CONCAT_(a, b)
 
 // Registers the free function `function` as a task under its name as written.
+// NOLINTBEGIN(bugprone-macro-parentheses): the argument is a function's name, not an expression
 #define FIBER_TASK(function)                                                                 \
   namespace {                                                                                \
   const ::fiber::detail::TaskRegistrar FIBER_DETAIL_CONCAT(fiber_task_registrar_, __LINE__){ \
@@ -204,3 +205,4 @@ Call call(const F& f, Args&&... args) {
       &::fiber::detail::invoke_task<&function>};                                             \
   }                                                                                          \
   static_assert(true, "")
+// NOLINTEND(bugprone-macro-parentheses)

@@ -69,7 +69,7 @@ class Job {
     std::exception_ptr error;  // when !ok
   };
   void store(std::size_t first, std::span<ItemResult> results,
-             std::shared_ptr<const Bytes> payload);
+             const std::shared_ptr<const Bytes>& payload);
   // Fails every item that has no outcome yet (pool terminated, runtime stopped).
   void fail_pending(const std::exception_ptr& error);
 
