@@ -30,9 +30,6 @@ constexpr int kCalmAfterLosses = 30;
 // A chunk should run about this long when the chunk size is automatic: long enough that the
 // per-chunk cost of a round trip is small beside it, short enough to balance well.
 constexpr double kTargetChunkSeconds = 0.5e-3;
-// Chunks with arguments up to this size that go to one worker together travel in one message.
-constexpr std::size_t kBatchedArguments = std::size_t{16} * 1024;
-constexpr std::size_t kBatchBytes = std::size_t{48} * 1024;
 // While a caller drives progress, or shortly after anything happened, the dispatcher thread looks
 // again this often (a caller may have left work in flight and gone on computing); after
 // kQuietBeforeSleep of nothing it sleeps until told.
@@ -381,7 +378,7 @@ void Dispatcher::send_chunk(Worker& worker, const std::shared_ptr<PoolHandle>& p
   std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
                                      relative.size() * sizeof(std::uint64_t));
   auto arguments = job->arguments(first, count);
-  if (batch && arguments.size() <= kBatchedArguments) {
+  if (batch && arguments.size() <= kBatchedEntryBytes) {  // joins the worker's batch
     batch->add({bytes_of(header), name, offset_bytes, arguments});
   } else {
     // Alone, as a list of one entry; the arguments are sent in place (the job stays alive).
@@ -438,7 +435,7 @@ bool Dispatcher::dispatch() {
     for (int pass = 0; pass < 2 && !pool->queue.empty(); ++pass) {
       for (int id : pool->workers) {
         Worker& worker = *workers_[id];
-        Batch batch(MessageKind::run, kBatchBytes);
+        Batch batch(MessageKind::run);
         while (!pool->queue.empty() && !batch.full()) {
           auto job = pool->queue.front();
           std::size_t first, count;

@@ -91,6 +91,10 @@ inline constexpr int kHeaderTag = 1;
 inline constexpr int kBodyTag = 2;
 inline constexpr std::size_t kEagerBytes = std::size_t{64} * 1024;
 inline constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
+// A Batch takes entries up to this size (larger ones travel alone) and is sent once it holds
+// kBatchBytes.
+inline constexpr std::size_t kBatchedEntryBytes = std::size_t{16} * 1024;
+inline constexpr std::size_t kBatchBytes = std::size_t{48} * 1024;
 
 struct Message {
   MessageKind kind;
@@ -123,16 +127,15 @@ void for_each_entry(std::span<const char> list, Each each) {
 // Collects small entries of a list body to send them as one message.
 class Batch {
  public:
-  Batch(MessageKind kind, std::size_t max_bytes) : kind_(kind), max_bytes_(max_bytes) {}
+  explicit Batch(MessageKind kind) : kind_(kind) {}
   bool empty() const { return bytes_.empty(); }
   // Appends one entry made of `parts` back to back.
   void add(std::initializer_list<std::span<const char>> parts);
-  bool full() const { return bytes_.size() >= max_bytes_; }
+  bool full() const { return bytes_.size() >= kBatchBytes; }
   void send(class Channel& channel);
 
  private:
   MessageKind kind_;
-  std::size_t max_bytes_;
   Bytes bytes_;
 };
 

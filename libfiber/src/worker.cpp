@@ -102,8 +102,7 @@ class Supervisor {
   static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
   static constexpr std::size_t kPipelinedBytes = std::size_t{48} * 1024;
   static constexpr std::size_t kPipelinedChunks = 32;
-  // Results up to this size are batched, for at most kResultDelay.
-  static constexpr std::size_t kBatchedResult = std::size_t{16} * 1024;
+  // Results up to kBatchedEntryBytes are batched, for at most this long.
   static constexpr auto kResultDelay = 50us;
 
   // Handles the messages that have arrived, up to and including the first run message (its work
@@ -244,7 +243,7 @@ class Supervisor {
   // Results go out in batches: a small one waits for others for at most kResultDelay, a large
   // one goes at once, sent in place.
   void send_result(const std::shared_ptr<Bytes>& result) {
-    if (result->size() > kBatchedResult) {
+    if (result->size() > kBatchedEntryBytes) {
       std::uint64_t size = result->size();
       channel_.send(MessageKind::result,
                     {std::span(reinterpret_cast<const char*>(&size), sizeof size), *result},
@@ -383,7 +382,7 @@ class Supervisor {
   std::deque<Bytes> queue_;       // run bodies received, not yet started
   std::deque<InChild> in_child_;  // sent to the task process, in its order
   Bytes unread_;                  // bytes from the task process not yet split into records
-  Batch results_{MessageKind::result, std::size_t{48} * 1024};
+  Batch results_{MessageKind::result};
   Clock::time_point first_batched_;
   // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.
   std::vector<std::pair<std::string, Bytes>> replayed_;
