@@ -8,6 +8,7 @@
 #   es_scaling   fiber-es generation time with 1 .. 64 workers, population 2,048
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
+#   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #
 #   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
@@ -36,7 +37,7 @@ cd "$root"
 scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor mpi_rounds noise_memory fiber_elasticity
+  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results
 
 # mpirun and MPI singletons refuse root without these (PLATFORM.md fact 1).
 if [[ $(id -u) -eq 0 ]]; then
@@ -152,6 +153,22 @@ readme=(--readme README.md)
 $quick && readme=()
 $python benchmarks/elasticity/report.py "$results/elasticity.csv" \
   --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+
+# --- large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker
+# killed mid-transfer")
+begin_csv large_results "transports,isolation,workers,megabytes,results,seconds,megabytes_per_second"
+for _ in 1 2 3; do
+  for isolation in --in-worker ""; do
+    for transports in "-u UCX_TLS" "UCX_TLS=all"; do
+      measure "large_results $transports $isolation" 300 "$results/large_results.csv.tmp" \
+        env $transports build/libfiber/fiberrun build/benchmarks/large_results/large_results \
+        $isolation
+    done
+  done
+done
+end_csv large_results
+$python benchmarks/large_results/report.py "$results/large_results.csv" \
+  --markdown "$results/large_results.md" || failed+=("large_results report")
 
 cat >"$results/run.txt" <<EOF
 scripts/bench.sh $($quick && echo --quick || echo "(full run)")

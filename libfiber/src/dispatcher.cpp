@@ -119,6 +119,7 @@ auto Dispatcher::run_on_dispatcher(Command command) -> decltype(command()) {
 std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open_pool(
     const PoolOptions& options) {
   return run_on_dispatcher([&] {
+    throw_if_broken();
     auto pool = std::make_shared<PoolHandle>(options);
     pool->autoscale_ceiling = options.max_workers;
     pools_.push_back(pool);
@@ -135,6 +136,7 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open
 
 Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool, int processes) {
   return run_on_dispatcher([&] {
+    throw_if_broken();
     int now = static_cast<int>(pool->workers.size());
     if (processes > now) return grow(pool, processes - now);
     shrink(*pool, now - processes);
@@ -190,6 +192,7 @@ std::shared_ptr<Job> Dispatcher::send_call(Worker& worker, const std::shared_ptr
 Dispatcher::JobsToAwait Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
                                               const Call& call) {
   return run_on_dispatcher([&] {
+    throw_if_broken();
     auto same = std::find_if(pool->broadcasts.begin(), pool->broadcasts.end(),
                              [&](const Call& c) { return c.task == call.task; });
     if (same != pool->broadcasts.end()) {
@@ -241,8 +244,12 @@ void Dispatcher::park_if_drained(int worker_id) {
 
 void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job) {
   job->drive_with(this);
-  auto queue = [pool, job = std::move(job)] {
+  auto queue = [this, pool, job = std::move(job)] {
     if (job->size() == 0) return;
+    if (broken_) {
+      job->fail_pending(broken_);
+      return;
+    }
     pool->queue.push_back(job);
   };
   if (t_holds_progress) {  // from the dispatcher's own work: next round
@@ -294,7 +301,8 @@ int Dispatcher::spawn_worker() {
   // itself says no.)
   int* universe = nullptr;
   int found = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found);
+  mpi::check(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found),
+             "MPI_Comm_get_attr");
   int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
                                                 [](const auto& w) { return !w->dead; }));
   if (!oversubscription_allowed() && found && *universe > 1 && live + 1 > *universe) {
@@ -322,6 +330,9 @@ int Dispatcher::spawn_worker() {
               "or set FIBER_OVERSUBSCRIBE=1"));
   }
   auto worker = std::make_unique<Worker>(comm);
+  // An error on this worker's requests must come back as a return code (then it is this worker's
+  // loss), not end the master (MPI's default handler).
+  mpi::check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Request request = MPI_REQUEST_NULL;
   worker->channel.post_receive(&request);
   auto deadline = Clock::now() + kHelloTimeout;
@@ -329,7 +340,15 @@ int Dispatcher::spawn_worker() {
   for (;;) {
     int arrived = 0;
     MPI_Status status;
-    MPI_Test(&request, &arrived, &status);
+    if (!worker->channel.failure()) {
+      int test_rc = MPI_Test(&request, &arrived, &status);
+      if (test_rc != MPI_SUCCESS) worker->channel.fail(mpi::error_text(test_rc));
+    }
+    if (auto failure = worker->channel.failure()) {
+      worker->comm.release();  // it may be gone: a disconnect could wait forever
+      throw SpawnError(
+          fmt::format("fiber: worker {} started but could not be reached: {}", id, *failure));
+    }
     if (arrived) {
       auto hello = worker->channel.on_received(status, &request);
       if (hello) {
@@ -480,31 +499,66 @@ bool Dispatcher::poll_workers() {
   indices.resize(receives_.size());
   statuses.resize(receives_.size());
   int completed = 0;
-  mpi::check(MPI_Testsome(static_cast<int>(receives_.size()), receives_.data(), &completed,
-                          indices.data(), statuses.data()),
-             "MPI_Testsome");
+  int rc = MPI_Testsome(static_cast<int>(receives_.size()), receives_.data(), &completed,
+                        indices.data(), statuses.data());
+  // A receive that completed in error (its worker died mid-message, its connection broke) is
+  // that worker's failure alone; the statuses say which (and only with MPI_ERR_IN_STATUS).
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+    throw Error("fiber: MPI_Testsome failed: " + mpi::error_text(rc));
+  }
   if (completed == MPI_UNDEFINED) return false;
   for (int k = 0; k < completed; ++k) {
     int id = indices[k];
     Worker& worker = *workers_[id];
-    auto message = worker.channel.on_received(statuses[k], &receives_[id]);
-    if (!message) continue;
-    worker.channel.post_receive(&receives_[id]);
-    worker.last_heard = now_;
-    if (worker.dead) {
-      revive(id);
-      any = true;
+    any = true;
+    if (rc == MPI_ERR_IN_STATUS && statuses[k].MPI_ERROR != MPI_SUCCESS) {
+      receives_[id] = MPI_REQUEST_NULL;
+      worker.channel.fail("a receive from it failed: " + mpi::error_text(statuses[k].MPI_ERROR));
       continue;
     }
-    if (message->kind == MessageKind::result) {
-      auto list = std::make_shared<const Bytes>(std::move(message->body));
-      for_each_entry(*list, [&](std::span<const char> result) { on_result(worker, list, result); });
-      park_if_drained(id);
+    try {
+      take_message(id, statuses[k]);
+    } catch (const ProtocolError& error) {
+      receives_[id] = MPI_REQUEST_NULL;
+      worker.channel.fail(fmt::format("it sent a message fiber cannot read ({})", error.what()));
     }
-    any = true;
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.progress_sends();
+  }
+  return any;
+}
+
+void Dispatcher::take_message(int id, const MPI_Status& status) {
+  Worker& worker = *workers_[id];
+  auto message = worker.channel.on_received(status, &receives_[id]);
+  if (!message) return;
+  worker.channel.post_receive(&receives_[id]);
+  worker.last_heard = now_;
+  if (worker.dead) {
+    revive(id);
+    return;
+  }
+  if (message->kind == MessageKind::result) {
+    auto list = std::make_shared<const Bytes>(std::move(message->body));
+    for_each_entry(*list, [&](std::span<const char> result) { on_result(worker, list, result); });
+    park_if_drained(id);
+  }
+}
+
+bool Dispatcher::lose_failed_workers() {
+  bool any = false;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    if (worker.unreachable || !worker.channel.failure()) continue;
+    worker.unreachable = true;
+    any = true;
+    std::string why = fmt::format("{}: {}", where(worker.info), *worker.channel.failure());
+    if (worker.dead) {  // already given up for silence: nothing more to re-send
+      std::fprintf(stderr, "fiber: %s\n", why.c_str());
+      continue;
+    }
+    declare_dead(static_cast<int>(id), why);
   }
   return any;
 }
@@ -519,7 +573,8 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
                             [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
   if (chunk == worker.in_flight.end()) {
     if (header.chunk_id < worker.stale_chunks_below) return;  // re-sent when it was lost
-    throw Error(fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
+    throw ProtocolError(
+        fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
   }
   InFlight done = std::move(*chunk);
   worker.in_flight.erase(chunk);
@@ -757,6 +812,15 @@ bool Dispatcher::must_poll() const {
 }
 
 bool Dispatcher::step(Listen listen) {
+  try {
+    return step_once(listen);
+  } catch (...) {
+    break_down(std::current_exception());
+    return true;
+  }
+}
+
+bool Dispatcher::step_once(Listen listen) {
   std::vector<std::function<void()>> commands;
   if (inbox_filled_.load(std::memory_order_acquire)) {
     std::lock_guard lock(inbox_mutex_);
@@ -766,9 +830,12 @@ bool Dispatcher::step(Listen listen) {
   now_ = Clock::now();
   for (auto& command : commands) command();
   bool active = !commands.empty();
+  if (broken_) return active;  // commands fail at once; workers are not polled any more
   if (listen == Listen::to_workers) active |= poll_workers();
+  active |= lose_failed_workers();
   autoscale();
   active |= dispatch();
+  active |= lose_failed_workers();  // a send may have failed
   check_deadlines();
   if (active) last_activity_ = now_;
   return active;
@@ -840,7 +907,43 @@ void Dispatcher::loop() {
   shutdown_workers();
 }
 
+void Dispatcher::break_down(const std::exception_ptr& cause) {
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(cause);
+  } catch (const std::exception& error) {
+    what = error.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "fiber: the runtime broke down and fails all pending work: %s\n",
+               what.c_str());
+  broken_ = std::make_exception_ptr(
+      Error("fiber: the runtime broke down and takes no more work (" + what + ")"));
+  for (auto& pool : pools_) {
+    for (auto& job : pool->queue) job->fail_pending(broken_);
+    pool->queue.clear();
+  }
+  for (auto& worker : workers_) {
+    for (auto& chunk : worker->in_flight) chunk.job->fail_pending(broken_);
+  }
+}
+
+void Dispatcher::throw_if_broken() const {
+  if (broken_) std::rethrow_exception(broken_);
+}
+
 void Dispatcher::shutdown_workers() {
+  try {
+    stop_workers();
+  } catch (const std::exception& error) {
+    // Nothing is waited for any more: a disconnect could wait forever on a broken connection.
+    std::fprintf(stderr, "fiber: workers could not be shut down cleanly: %s\n", error.what());
+    for (auto& worker : workers_) worker->comm.release();
+  }
+  workers_.clear();
+}
+
+void Dispatcher::stop_workers() {
   // Let chunks still running finish or be dropped, so that no send is left half-done when the
   // processes disconnect.
   auto error = std::make_exception_ptr(Error("fiber: the runtime stopped before this task ran"));
@@ -857,7 +960,9 @@ void Dispatcher::shutdown_workers() {
   Backoff backoff(10ms, 1ms);
   while (work_in_flight()) {
     now_ = Clock::now();
-    if (poll_workers()) {
+    bool active = poll_workers();
+    active |= lose_failed_workers();
+    if (active) {
       backoff.activity();
     } else {
       backoff.pause();
@@ -865,23 +970,25 @@ void Dispatcher::shutdown_workers() {
     check_deadlines();
   }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
-    MPI_Cancel(&receives_[id]);
-    if (workers_[id]->dead) {
-      MPI_Request_free(&receives_[id]);  // never waited for: its process may be gone
-      continue;
+    Worker& worker = *workers_[id];
+    if (receives_[id] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&receives_[id]);
+      if (worker.dead) {
+        MPI_Request_free(&receives_[id]);  // never waited for: its process may be gone
+      } else {
+        MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
+      }
     }
-    MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
-    workers_[id]->channel.send(MessageKind::shutdown);
+    if (!worker.dead) worker.channel.send(MessageKind::shutdown);
   }
   for (auto& worker : workers_) {
-    if (worker->dead) {
+    if (!worker->dead) worker->channel.wait_sends();
+    if (worker->dead || worker->channel.failure()) {
       worker->comm.release();  // disconnecting from a dead process would hang
       continue;
     }
-    worker->channel.wait_sends();
     worker->comm.disconnect();
   }
-  workers_.clear();
 }
 
 }  // namespace fiber::detail

@@ -85,6 +85,9 @@ class Dispatcher final : public ProgressDriver {
     Clock::time_point idle_since{};   // for autoscaling down
     bool parked = false;
     bool dead = false;  // taken for lost: in no pool, sent nothing, but still listened to
+    // Its channel failed (an MPI error on its requests: it died mid-message, its connection
+    // broke): lost for good, never listened to again, released without a disconnect at the end.
+    bool unreachable = false;
     // Results of chunks sent before it was taken for lost (re-sent elsewhere) are ignored.
     std::uint64_t stale_chunks_below = 0;
   };
@@ -131,6 +134,10 @@ class Dispatcher final : public ProgressDriver {
   std::size_t in_flight_limit(const Job& job, std::size_t chunk) const;
   bool dispatch();
   bool poll_workers();
+  // Handles a completed receive of worker `id`: a message, or the next piece of a large one.
+  void take_message(int id, const MPI_Status& status);
+  // Takes every worker whose channel failed for lost (its items go to others); true if any.
+  bool lose_failed_workers();
   // One result entry of a result message (kept alive by `message`, which results point into).
   void on_result(Worker& worker, const std::shared_ptr<const Bytes>& message,
                  std::span<const char> body);
@@ -144,8 +151,17 @@ class Dispatcher final : public ProgressDriver {
   // A worker taken for lost answered again: it drops what it held and waits parked for reuse.
   void revive(int worker_id);
   void autoscale();
+  // The dispatcher's own work failed (not one worker's: MPI as a whole, or a bug): every pending
+  // result fails with `cause`, and so does every later call (mpi4py.futures' broken executor).
+  // The program can still checkpoint and exit.
+  void break_down(const std::exception_ptr& cause);
+  void throw_if_broken() const;
+  // One round of step(), which catches what it throws.
+  bool step_once(Listen listen);
   bool work_in_flight() const;
+  // Stops every worker (stop_workers); if that fails, forgets them without waiting.
   void shutdown_workers();
+  void stop_workers();
 
   const std::vector<std::string> worker_argv_;
   std::string executable_;
@@ -185,6 +201,7 @@ class Dispatcher final : public ProgressDriver {
   // and replacing them would only add processes), back to 1 after a calm period.
   int silence_scale_ = 1;
   Clock::time_point last_loss_{};
+  std::exception_ptr broken_;  // set by break_down
   std::atomic<int> worker_count_{0};
   std::atomic<int> parked_count_{0};
 

@@ -42,6 +42,12 @@ void apply_launch_defaults() {
     set_default("OMPI_MCA_pml", "ucx");
     set_default("OMPI_MCA_pml_ucx_tls", "any");
     set_default("OMPI_MCA_pml_ucx_devices", "any");
+    // Every UCX transport but CMA. UCX 1.13's CMA (process_vm_readv into the sender's memory)
+    // aborts the receiving process when the sender died mid-transfer: one killed worker took the
+    // master down. Without it a dead sender is an error on that worker's requests alone, and
+    // large messages on one node go through shared-memory copies instead, at no measured cost
+    // here (docs/platform.md, "A worker killed mid-transfer").
+    set_default("UCX_TLS", "^cma");
   }
   set_default("OMPI_MCA_mpi_yield_when_idle", "1");   // fact 3
   set_default("OMPI_MCA_orte_enable_recovery", "1");  // a dead worker must not kill the job (7)

@@ -29,7 +29,8 @@ void Batch::send(Channel& channel) {
 }
 
 std::span<const char> BodyReader::take(std::size_t size) {
-  if (body_.size() - position_ < size) throw Error("fiber: a protocol message was cut short");
+  if (body_.size() - position_ < size)
+    throw ProtocolError("fiber: a protocol message was cut short");
   auto part = body_.subspan(position_, size);
   position_ += size;
   return part;
@@ -43,22 +44,31 @@ std::string BodyReader::string() {
 
 Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kEagerBytes) {}
 
+void Channel::fail(std::string why) {
+  if (!failure_) failure_ = std::move(why);
+}
+
 void Channel::post_receive(MPI_Request* request) {
+  *request = MPI_REQUEST_NULL;
+  if (failure_) return;
+  int rc = MPI_SUCCESS;
   if (large_) {
     std::size_t piece = std::min(kPieceBytes, large_->body_size - large_received_);
-    mpi::check(MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE, 0,
-                         kBodyTag, comm_, request),
-               "MPI_Irecv");
+    rc = MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE, 0,
+                   kBodyTag, comm_, request);
   } else {
-    mpi::check(MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, 0, kHeaderTag,
-                         comm_, request),
-               "MPI_Irecv");
+    rc = MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, 0, kHeaderTag, comm_,
+                   request);
+  }
+  if (rc != MPI_SUCCESS) {
+    *request = MPI_REQUEST_NULL;
+    fail("MPI_Irecv failed: " + mpi::error_text(rc));
   }
 }
 
 std::optional<Message> Channel::on_received(const MPI_Status& status, MPI_Request* request) {
   int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
+  mpi::check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
   if (large_) {
     large_received_ += static_cast<std::size_t>(count);
     if (large_received_ < large_->body_size) {
@@ -72,7 +82,7 @@ std::optional<Message> Channel::on_received(const MPI_Status& status, MPI_Reques
     return message;
   }
   if (static_cast<std::size_t>(count) < sizeof(MessageHeader)) {
-    throw Error("fiber: received a message without a header");
+    throw ProtocolError("fiber: received a message without a header");
   }
   MessageHeader header;
   std::memcpy(&header, eager_.data(), sizeof header);
@@ -90,16 +100,22 @@ std::optional<Message> Channel::on_received(const MPI_Status& status, MPI_Reques
 void Channel::start_send(const char* data, std::size_t size, int tag,
                          std::shared_ptr<const Bytes> buffer,
                          std::shared_ptr<const void> keep_alive) {
+  if (failure_) return;
   PendingSend pending{MPI_REQUEST_NULL, std::move(buffer), std::move(keep_alive)};
-  mpi::check(MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, &pending.request),
-             "MPI_Isend");
+  int rc = MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, &pending.request);
+  if (rc != MPI_SUCCESS) {
+    fail("MPI_Isend failed: " + mpi::error_text(rc));
+    return;
+  }
   int done = 0;
-  MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+  rc = MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) fail("a send failed: " + mpi::error_text(rc));
   if (!done) sends_.push_back(std::move(pending));
 }
 
 void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>> parts,
                    std::shared_ptr<const void> keep_alive) {
+  if (failure_) return;
   std::size_t body_size = 0;
   for (auto part : parts) body_size += part.size();
   MessageHeader header{kind, body_size > kEagerBytes ? 1u : 0u, body_size};
@@ -134,18 +150,28 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
 }
 
 bool Channel::progress_sends() {
-  while (!sends_.empty()) {
+  while (!sends_.empty() && !failure_) {
     int done = 0;
-    MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+    int rc = MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      fail("a send failed: " + mpi::error_text(rc));
+      break;
+    }
     if (!done) return false;
     sends_.pop_front();
   }
-  return true;
+  return sends_.empty();
 }
 
 void Channel::wait_sends() {
-  for (auto& pending : sends_) MPI_Wait(&pending.request, MPI_STATUS_IGNORE);
-  sends_.clear();
+  while (!sends_.empty() && !failure_) {
+    int rc = MPI_Wait(&sends_.front().request, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      fail("a send failed: " + mpi::error_text(rc));
+      break;
+    }
+    sends_.pop_front();
+  }
 }
 
 }  // namespace fiber::detail

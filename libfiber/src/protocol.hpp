@@ -26,6 +26,13 @@
 
 namespace fiber::detail {
 
+// A peer sent bytes that are not a message of this protocol (a bug, or memory gone bad): that
+// peer is not to be trusted, the others are not affected.
+class ProtocolError : public Error {
+ public:
+  using Error::Error;
+};
+
 enum class MessageKind : std::uint32_t {
   hello = 1,  // worker -> master: pid, host
   welcome,    // master -> worker: the worker's id
@@ -116,9 +123,10 @@ template <class Each>
 void for_each_entry(std::span<const char> list, Each each) {
   while (!list.empty()) {
     std::uint64_t size;
-    if (list.size() < sizeof size) throw Error("fiber: a protocol list was cut short");
+    if (list.size() < sizeof size) throw ProtocolError("fiber: a protocol list was cut short");
     std::memcpy(&size, list.data(), sizeof size);
-    if (list.size() - sizeof size < size) throw Error("fiber: a protocol list was cut short");
+    if (list.size() - sizeof size < size)
+      throw ProtocolError("fiber: a protocol list was cut short");
     each(list.subspan(sizeof size, size));
     list = list.subspan(sizeof size + size);
   }
@@ -169,7 +177,8 @@ class Channel {
   // Receiving, one message at a time. The caller owns the request (so that a master can test
   // the requests of all its workers in one MPI_Testsome): post_receive() posts into it, and when
   // it completes, on_received() returns the message, or nothing if more of a large body is due
-  // (in which case it posted the next receive into the same request).
+  // (in which case it posted the next receive into the same request). On a failure (see
+  // failure()) no receive is posted and the request is MPI_REQUEST_NULL.
   void post_receive(MPI_Request* request);
   std::optional<Message> on_received(const MPI_Status& status, MPI_Request* request);
 
@@ -181,6 +190,13 @@ class Channel {
   // Completes what it can of the sends in flight; true if none is left.
   bool progress_sends();
   void wait_sends();
+
+  // An MPI call on this channel failed (its peer died, or the connection broke) or the peer sent
+  // something that is not a message: the channel says why and stops communicating (sends are
+  // dropped, nothing is received). Its owner takes the peer for lost. Sends left in flight keep
+  // their buffers for as long as the channel lives.
+  const std::optional<std::string>& failure() const { return failure_; }
+  void fail(std::string why);
 
  private:
   struct PendingSend {
@@ -197,6 +213,7 @@ class Channel {
   Bytes large_body_;
   std::size_t large_received_ = 0;
   std::deque<PendingSend> sends_;
+  std::optional<std::string> failure_;
 };
 
 }  // namespace fiber::detail

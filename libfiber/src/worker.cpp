@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -19,6 +20,7 @@
 
 #include "backoff.hpp"
 #include "chunk.hpp"
+#include "mpi/error.hpp"
 #include "mpi/intercomm.hpp"
 #include "protocol.hpp"
 #include "run_identity.hpp"
@@ -67,6 +69,7 @@ class Supervisor {
     channel_.send(MessageKind::hello, {hello});
     channel_.post_receive(&request_);
     while (!stopping_) {
+      if (channel_.failure()) return lost_master();
       bool active = take_messages();
       if (stopping_) break;
       active |= start_queued();
@@ -87,6 +90,15 @@ class Supervisor {
   }
 
  private:
+  // The connection to the master broke (it died, or its node did): nobody is left to work for.
+  // The task process goes too; the connection is not disconnected (that would wait forever).
+  [[noreturn]] void lost_master() {
+    std::fprintf(stderr, "fiber: worker %d on %s lost its master (%s); it exits\n",
+                 this_process().id, this_process().host.c_str(), channel_.failure()->c_str());
+    process_.stop();
+    std::_Exit(1);
+  }
+
   // A chunk sent to the task process.
   struct InChild {
     Bytes body;
@@ -112,7 +124,12 @@ class Supervisor {
     for (;;) {
       int arrived = 0;
       MPI_Status status;
-      MPI_Test(&request_, &arrived, &status);
+      if (request_ == MPI_REQUEST_NULL) return any;  // the channel failed
+      int rc = MPI_Test(&request_, &arrived, &status);
+      if (rc != MPI_SUCCESS) {
+        channel_.fail("a receive from the master failed: " + mpi::error_text(rc));
+        return any;
+      }
       if (!arrived) return any;
       any = true;
       auto message = channel_.on_received(status, &request_);
@@ -403,6 +420,9 @@ WorkerInfo& this_process() {
 }
 
 void serve_as_worker(MPI_Comm parent) {
+  // Errors on the master's connection come back as codes (the worker then exits with a word),
+  // not as MPI's abort of the whole job.
+  mpi::check(MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   Supervisor(parent).serve();
   MPI_Finalize();
   std::exit(0);
