@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
+#include <chrono>
 #include <set>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "support/tasks.hpp"
@@ -105,6 +108,42 @@ TEST(Lifecycle, FailingInitializerFailsThePoolConstruction) {
   }
   fiber::Pool pool({.processes = 1});  // its worker is free again
   EXPECT_EQ(pool.apply(square, 3), 9);
+}
+
+// Fails on every worker, some later than others (by worker id, rising or falling): the first
+// failure that the pool looks at arrives while other initializers still run, whichever order it
+// looks in.
+void fail_initializer_staggered(int step_ms, bool rising) {
+  int rank = fiber::this_worker().id % 3;
+  std::this_thread::sleep_for(std::chrono::milliseconds(step_ms * (rising ? rank : 2 - rank)));
+  throw std::runtime_error("no simulator licence");
+}
+FIBER_TASK(fail_initializer_staggered);
+
+constexpr int kStaggerMs = 500;
+
+int runtime_workers() {
+  fiber::Pool probe({.processes = 1});
+  auto stats = probe.stats();
+  return stats.workers + stats.parked_workers;
+}
+
+TEST(Lifecycle, FailingInitializerGivesEveryWorkerBackBeforeItThrows) {
+  { fiber::Pool warm({.processes = 3}); }
+  int before = runtime_workers();
+  for (bool rising : {true, false}) {
+    EXPECT_THROW(
+        fiber::Pool({.processes = 3,
+                     .initializer = fiber::call(fail_initializer_staggered, kStaggerMs, rising)}),
+        fiber::TaskError);
+    // Retried at once: the three workers are parked again, none is spawned (counted once every
+    // initializer is over: a worker still running one is neither in a pool nor parked).
+    fiber::Pool retried({.processes = 3});
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 * kStaggerMs));
+    auto stats = retried.stats();
+    EXPECT_EQ(stats.workers + stats.parked_workers, before)
+        << stats.workers << " in the pool, " << stats.parked_workers << " parked";
+  }
 }
 
 TEST(Lifecycle, MasterKnowsItIsNotAWorker) {

@@ -33,12 +33,12 @@ PoolOptions validated(PoolOptions options, int default_size) {
   return options;
 }
 
-// Waits for the initializers of new workers; throws the first one's error.
+// Waits for the initializers of new workers, every one of them, then throws the first one's
+// error: a pool that fails gives back workers that are idle, so that a pool tried again at once
+// takes them instead of spawning more.
 void wait_for(const Dispatcher::JobsToAwait& initializers) {
-  for (auto& job : initializers) {
-    job->wait_all(std::nullopt);
-    job->result(0);
-  }
+  for (auto& job : initializers) job->wait_all(std::nullopt);
+  for (auto& job : initializers) job->result(0);
 }
 
 std::shared_ptr<PoolHandle> open_pool(const PoolOptions& options) {
