@@ -110,6 +110,27 @@ TEST(TaskErrors, UnknownTaskNameIsATaskError) {
   EXPECT_EQ(pool.apply(fiber::Task<int(int)>{"fiber_test::square"}, 6), 36);
 }
 
+TEST(TaskErrors, ResultOfAnotherTypeIsATypeMismatchNamingTheTask) {
+  fiber::Pool pool({.processes = 1});
+  // fiber_test::square returns an int: read as a string (archive) or as a double (raw bytes).
+  for (auto call :
+       {+[](fiber::Pool& p) { p.apply(fiber::Task<std::string(int)>{"fiber_test::square"}, 3); },
+        +[](fiber::Pool& p) { p.apply(fiber::Task<double(int)>{"fiber_test::square"}, 3); },
+        +[](fiber::Pool& p) {
+          p.map(fiber::Task<std::vector<int>(int)>{"fiber_test::square"}, std::vector<int>{1, 2});
+        }}) {
+    try {
+      call(pool);
+      ADD_FAILURE() << "a result of another type was accepted";
+    } catch (const fiber::TypeMismatch& error) {
+      std::string what = error.what();
+      EXPECT_NE(what.find("fiber_test::square"), std::string::npos) << what;
+      EXPECT_NE(what.find("result"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(pool.apply(fiber::Task<int(int)>{"fiber_test::square"}, 4), 16);
+}
+
 int never_registered(int x) { return x; }
 
 TEST(TaskErrors, UnregisteredFunctionIsRejectedAtTheCall) {

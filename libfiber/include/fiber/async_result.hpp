@@ -15,7 +15,7 @@ namespace detail {
 
 template <class T>
 struct ResultDecoder {
-  static T single(const Job& job) { return decode<T>(job.result(0)); }
+  static T single(const Job& job) { return job.decoded_result<T>(0); }
 };
 
 template <>
@@ -28,7 +28,7 @@ template <class T>
 std::vector<T> decode_all(const Job& job) {
   std::vector<T> values;
   values.reserve(job.size());
-  for (std::size_t i = 0; i < job.size(); ++i) values.push_back(decode<T>(job.result(i)));
+  for (std::size_t i = 0; i < job.size(); ++i) values.push_back(job.decoded_result<T>(i));
   return values;
 }
 

@@ -56,6 +56,14 @@ class PoolClosed : public Error {
   using Error::Error;
 };
 
+// Bytes did not decode as the types expected of them: a task's result read as another type than
+// the task returns (a fiber::Task<Signature> handle with the wrong result type), or arguments
+// that are not what the task takes.
+class TypeMismatch : public Error {
+ public:
+  using Error::Error;
+};
+
 // Workers could not be started (e.g. more than the allocation allows without oversubscription).
 class SpawnError : public Error {
  public:

@@ -34,7 +34,7 @@ class ResultStream {
       index = *job_->wait_next_completed(taken_, std::nullopt);
     }
     ++taken_;
-    return decode<T>(job_->result(index));
+    return job_->decoded_result<T>(index);
   }
 
   class iterator {

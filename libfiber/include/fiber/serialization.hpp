@@ -16,6 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "fiber/errors.hpp"
+
+#include <boost/archive/archive_exception.hpp>
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/serialization/array.hpp>
@@ -99,14 +102,18 @@ void encode_into(Bytes& out, const Ts&... values) {
   }
 }
 
-// Decodes values of types Ts... (written by encode_into) from `in`, as a tuple.
+// Decodes values of types Ts... (written by encode_into) from `in`, as a tuple. Throws
+// fiber::TypeMismatch, saying that `what` (e.g. "the arguments of task 'f'") does not decode,
+// when the bytes are not of these types: of another size, not an archive of them, or with bytes
+// left over.
 template <class... Ts>
-std::tuple<Ts...> decode_tuple(std::span<const char> in) {
+std::tuple<Ts...> decode_tuple(std::span<const char> in, std::string_view what = "the bytes") {
+  auto mismatch = [&] {
+    return TypeMismatch("fiber: " + std::string(what) + " do not decode as the types expected");
+  };
   std::tuple<Ts...> values;
   if constexpr (detail::kAllRawBytes<Ts...>) {
-    if (in.size() != (sizeof(Ts) + ... + 0)) {
-      throw std::invalid_argument("fiber: argument bytes do not match the task's parameter types");
-    }
+    if (in.size() != (sizeof(Ts) + ... + 0)) throw mismatch();
     std::size_t offset = 0;
     std::apply(
         [&](auto&... value) {
@@ -115,15 +122,24 @@ std::tuple<Ts...> decode_tuple(std::span<const char> in) {
         values);
   } else {
     detail::SpanStreambuf buffer(in);
-    boost::archive::binary_iarchive archive(buffer, detail::kArchiveFlags);
-    std::apply([&archive](auto&... value) { (archive >> ... >> value); }, values);
+    try {
+      boost::archive::binary_iarchive archive(buffer, detail::kArchiveFlags);
+      std::apply([&archive](auto&... value) { (archive >> ... >> value); }, values);
+    } catch (const boost::archive::archive_exception&) {
+      throw mismatch();
+    } catch (const std::length_error&) {  // a length read from bytes of another type
+      throw mismatch();
+    } catch (const std::bad_alloc&) {
+      throw mismatch();
+    }
+    if (buffer.in_avail() != 0) throw mismatch();
   }
   return values;
 }
 
 template <class T>
-T decode(std::span<const char> in) {
-  return std::get<0>(decode_tuple<T>(in));
+T decode(std::span<const char> in, std::string_view what = "the bytes") {
+  return std::get<0>(decode_tuple<T>(in, what));
 }
 
 }  // namespace fiber

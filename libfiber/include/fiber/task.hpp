@@ -48,7 +48,9 @@ struct ParameterDecoder;
 
 template <class... Ps>
 struct ParameterDecoder<std::tuple<Ps...>> {
-  static std::tuple<Ps...> decode(std::span<const char> in) { return decode_tuple<Ps...>(in); }
+  static std::tuple<Ps...> decode(std::span<const char> in) {
+    return decode_tuple<Ps...>(in, "the arguments");
+  }
 };
 
 template <auto Function>

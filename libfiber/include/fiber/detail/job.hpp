@@ -47,6 +47,12 @@ class Job {
       std::chrono::milliseconds timeout = {});
 
   const std::string& task() const noexcept { return task_; }
+  // Item `index`'s result decoded as T; rethrows its error; fiber::TypeMismatch if the task's
+  // result is not a T.
+  template <class T>
+  T decoded_result(std::size_t index) const {
+    return decode<T>(result(index), "the result of task '" + task_ + "'");
+  }
   std::size_t size() const noexcept { return offsets_.size() - 1; }
   std::size_t chunksize() const noexcept { return chunksize_; }
   std::chrono::milliseconds timeout() const noexcept { return timeout_; }
