@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "backoff.hpp"
@@ -66,6 +67,11 @@ std::span<const char> bytes_of(const T& value) {
   return {reinterpret_cast<const char*>(&value), sizeof value};
 }
 
+std::uint64_t failpoint(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::strtoull(value, nullptr, 10) : 0;
+}
+
 double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
 
 std::string where(const WorkerInfo& worker) {
@@ -77,6 +83,7 @@ std::string where(const WorkerInfo& worker) {
 Dispatcher::Dispatcher(std::vector<std::string> worker_argv)
     : worker_argv_(std::move(worker_argv)),
       executable_(std::filesystem::read_symlink("/proc/self/exe").string()),
+      break_after_results_(failpoint("FIBER_FAILPOINT_BREAK_AFTER_RESULTS")),
       thread_([this] { loop(); }) {}
 
 Dispatcher::~Dispatcher() {
@@ -507,6 +514,9 @@ bool Dispatcher::poll_workers() {
     throw Error("fiber: MPI_Testsome failed: " + mpi::error_text(rc));
   }
   if (completed == MPI_UNDEFINED) return false;
+  // Every completed receive is taken (and posted again) even if one of them fails the dispatcher:
+  // a request left completed would silence its worker for good.
+  std::exception_ptr failure;
   for (int k = 0; k < completed; ++k) {
     int id = indices[k];
     Worker& worker = *workers_[id];
@@ -521,11 +531,14 @@ bool Dispatcher::poll_workers() {
     } catch (const ProtocolError& error) {
       receives_[id] = MPI_REQUEST_NULL;
       worker.channel.fail(fmt::format("it sent a message fiber cannot read ({})", error.what()));
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
     }
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.progress_sends();
   }
+  if (failure) std::rethrow_exception(failure);
   return any;
 }
 
@@ -575,6 +588,9 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
     if (header.chunk_id < worker.stale_chunks_below) return;  // re-sent when it was lost
     throw ProtocolError(
         fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
+  }
+  if (++results_taken_ == break_after_results_) {
+    throw Error("fiber: failpoint FIBER_FAILPOINT_BREAK_AFTER_RESULTS reached");
   }
   InFlight done = std::move(*chunk);
   worker.in_flight.erase(chunk);
@@ -923,8 +939,13 @@ void Dispatcher::break_down(const std::exception_ptr& cause) {
     for (auto& job : pool->queue) job->fail_pending(broken_);
     pool->queue.clear();
   }
+  // What the dispatcher knew of the chunks in flight may be wrong now (it failed mid-way): the
+  // workers drop them, and their answers, if any come, are ignored.
   for (auto& worker : workers_) {
     for (auto& chunk : worker->in_flight) chunk.job->fail_pending(broken_);
+    if (!worker->in_flight.empty() && !worker->dead) worker->channel.send(MessageKind::drop);
+    worker->in_flight.clear();
+    worker->stale_chunks_below = next_chunk_id_;
   }
 }
 
@@ -979,7 +1000,9 @@ void Dispatcher::stop_workers() {
         MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
       }
     }
-    if (!worker.dead) worker.channel.send(MessageKind::shutdown);
+    // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize
+    // would wait for it); dead, the message is never waited for.
+    worker.channel.send(MessageKind::shutdown);
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.wait_sends();

@@ -202,6 +202,10 @@ class Dispatcher final : public ProgressDriver {
   int silence_scale_ = 1;
   Clock::time_point last_loss_{};
   std::exception_ptr broken_;  // set by break_down
+  // A failpoint for tests of a broken runtime: the dispatcher fails as if from a bug once it has
+  // taken this many results (environment variable FIBER_FAILPOINT_BREAK_AFTER_RESULTS; 0: never).
+  const std::uint64_t break_after_results_;
+  std::uint64_t results_taken_ = 0;
   std::atomic<int> worker_count_{0};
   std::atomic<int> parked_count_{0};
 
