@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 namespace fiber::rl {
@@ -20,10 +22,12 @@ using std::filesystem::path;
 // more rounds only happen when other processes take over the same stale lock at the same moment.
 constexpr int kAttempts = 4;
 constexpr std::size_t kHostNameBytes = 256;  // Linux's HOST_NAME_MAX is 64
+constexpr std::string_view kSlurmJobTag = "slurm-job=";
 
 struct Owner {
   std::string host;
   long pid = 0;
+  std::string slurm_job;  // SLURM_JOB_ID of the owner, if it ran in a Slurm job
 };
 
 std::string this_host() {
@@ -32,15 +36,38 @@ std::string this_host() {
   return name;
 }
 
+bool alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+
+std::string this_slurm_job() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  return job != nullptr ? job : "";
+}
+
+// "host pid" or "host pid slurm-job=ID".
 std::string text_of(const Owner& owner) {
-  return owner.host + " " + std::to_string(owner.pid) + "\n";
+  std::string text = owner.host + " " + std::to_string(owner.pid);
+  if (!owner.slurm_job.empty()) text.append(" ").append(kSlurmJobTag).append(owner.slurm_job);
+  return text.append("\n");
 }
 
 std::optional<Owner> parse(const std::string& text) {
   std::istringstream in(text);
   Owner owner;
-  if (in >> owner.host >> owner.pid && owner.pid > 0) return owner;
-  return std::nullopt;
+  if (!(in >> owner.host >> owner.pid) || owner.pid <= 0) return std::nullopt;
+  std::string job;
+  if (in >> job && job.starts_with(kSlurmJobTag)) owner.slurm_job = job.substr(kSlurmJobTag.size());
+  return owner;
+}
+
+// Why the lock of `owner` may be taken over by `self`, or "" if it may not: its process is gone
+// (this host), or, on another host, it was an earlier start of our own Slurm job (requeued after
+// its node failed: a job runs once at a time).
+std::string stale_because(const Owner& owner, const Owner& self) {
+  if (owner.host == self.host) return alive(owner.pid) ? "" : "no such process";
+  if (!self.slurm_job.empty() && owner.slurm_job == self.slurm_job) {
+    return "an earlier start of Slurm job " + self.slurm_job;
+  }
+  return "";
 }
 
 // False if the file cannot be read (e.g. it no longer exists).
@@ -66,8 +93,6 @@ int write_new_file(const path& file, const std::string& text) {
   return error;
 }
 
-bool alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
-
 [[noreturn]] void fail(const path& target, const std::string& what) {
   throw StorageError(target.string() + ": " + what);
 }
@@ -81,7 +106,7 @@ std::filesystem::path FileLock::lock_path(const std::filesystem::path& target) {
 FileLock FileLock::acquire(const std::filesystem::path& target) {
   using std::filesystem::path;
   const path lock = lock_path(target);
-  const Owner self{this_host(), static_cast<long>(::getpid())};
+  const Owner self{this_host(), static_cast<long>(::getpid()), this_slurm_job()};
   const std::string text = text_of(self);
   // Written in full under a name of our own first, so that the lock never exists half-written.
   const path ours(lock.string() + "." + self.host + "." + std::to_string(self.pid));
@@ -111,7 +136,8 @@ FileLock FileLock::acquire(const std::filesystem::path& target) {
       give_up("locked by " + lock.string() +
               ", which is not a fiber lock file (remove it if no run uses the file)");
     }
-    if (owner->host != self.host || alive(owner->pid)) {
+    const std::string reason = stale_because(*owner, self);
+    if (reason.empty()) {
       give_up("in use by another run (host " + owner->host + ", pid " + std::to_string(owner->pid) +
               "; lock file " + lock.string() + ": if that run is over, remove it)");
     }
@@ -125,7 +151,9 @@ FileLock FileLock::acquire(const std::filesystem::path& target) {
     ::unlink(stale.c_str());
     if (was_stale) {
       note = "took over the stale lock " + lock.string() + " of pid " + std::to_string(owner->pid) +
-             " on this host (no such process)";
+             " on " +
+             (owner->host == self.host ? std::string("this host") : "host " + owner->host) + " (" +
+             reason + ")";
     }
   }
   ::unlink(ours.c_str());

@@ -1,5 +1,6 @@
 // FileLock: a run's exclusive claim on a file (its log, its checkpoint), as a lock file of fiber's
-// own beside it, `PATH.lock`, holding the owner's host and pid ("host 1234"). It does not depend
+// own beside it, `PATH.lock`, holding the owner's host and pid ("host 1234"; in a Slurm job
+// "host 1234 slurm-job=567"). It does not depend
 // on HDF5's file locking, which is off with HDF5_USE_FILE_LOCKING=FALSE (routine on NFS/Lustre).
 //
 //   FileLock lock = FileLock::acquire("runs/a/log.h5");  // or StorageError naming host and pid
@@ -7,8 +8,9 @@
 //
 // Taken atomically: the lock's text is written to a file of a unique name, then link(2)ed to
 // PATH.lock, which fails if the lock exists (atomic on NFS too). A lock whose owner is a process
-// of this host that no longer exists is stale and taken over (takeover_note() says so); a lock of
-// another host cannot be checked and is refused. Released by the destructor, only if still ours;
+// of this host that no longer exists, or an earlier start of this Slurm job (requeued after its
+// node failed), is stale and taken over (takeover_note() says so); another lock of another host
+// cannot be checked and is refused. Released by the destructor, only if still ours;
 // a process killed outright leaves the lock, which its host's next run takes over.
 #pragma once
 

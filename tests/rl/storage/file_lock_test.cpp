@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -20,6 +21,13 @@ std::string host() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
   return name;
+}
+
+// Our lock's text: "host pid", and " slurm-job=ID" inside a Slurm job.
+std::string own_text() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  return host() + " " + std::to_string(::getpid()) +
+         (job != nullptr ? std::string(" slurm-job=") + job : "") + "\n";
 }
 
 std::string text_of(const std::filesystem::path& file) {
@@ -42,7 +50,7 @@ TEST(FileLock, HoldsHostAndPidUntilReleased) {
   {
     FileLock lock = FileLock::acquire(target);
     EXPECT_EQ(lock.path(), dir / "log.h5.lock");
-    EXPECT_EQ(text_of(lock.path()), host() + " " + std::to_string(::getpid()) + "\n");
+    EXPECT_EQ(text_of(lock.path()), own_text());
     EXPECT_EQ(lock.takeover_note(), "");
     FileLock moved = std::move(lock);
     EXPECT_TRUE(std::filesystem::exists(dir / "log.h5.lock"));
@@ -86,7 +94,7 @@ TEST(FileLock, AnotherProcessIsRefusedWithHostAndPid) {
   EXPECT_EQ(message, target.string() + ": in use by another run (host " + host() + ", pid " +
                          std::to_string(::getpid()) + "; lock file " + target.string() +
                          ".lock: if that run is over, remove it)");
-  EXPECT_EQ(text_of(lock.path()), host() + " " + std::to_string(::getpid()) + "\n");
+  EXPECT_EQ(text_of(lock.path()), own_text());
 }
 
 TEST(FileLock, StaleLockOfADeadProcessIsTakenOver) {
@@ -97,7 +105,7 @@ TEST(FileLock, StaleLockOfADeadProcessIsTakenOver) {
   FileLock lock = FileLock::acquire(target);
   EXPECT_EQ(lock.takeover_note(), "took over the stale lock " + lock.path().string() + " of pid " +
                                       std::to_string(dead) + " on this host (no such process)");
-  EXPECT_EQ(text_of(lock.path()), host() + " " + std::to_string(::getpid()) + "\n");
+  EXPECT_EQ(text_of(lock.path()), own_text());
 }
 
 TEST(FileLock, AnotherHostsLockAndForeignFilesAreRefused) {
@@ -114,6 +122,32 @@ TEST(FileLock, AnotherHostsLockAndForeignFilesAreRefused) {
   EXPECT_THROW(FileLock::acquire(dir / "b.h5"), StorageError);
   EXPECT_EQ(text_of(dir / "a.h5.lock"), "node-elsewhere 77\n");  // left alone
   EXPECT_EQ(text_of(dir / "b.h5.lock"), "not a lock\n");
+}
+
+// A Slurm job requeued after its node failed finds the lock of its earlier start, of another host.
+TEST(FileLock, EarlierStartOfTheSameSlurmJobIsTakenOver) {
+  TempDir dir;
+  const char* outer = std::getenv("SLURM_JOB_ID");
+  const std::string saved = outer != nullptr ? outer : "";
+  ::setenv("SLURM_JOB_ID", "4321", 1);
+  std::ofstream(dir / "a.h5.lock") << "node-failed 77 slurm-job=4321\n";
+  std::ofstream(dir / "b.h5.lock") << "node-busy 78 slurm-job=999\n";
+  std::string note, refusal;
+  try {
+    note = FileLock::acquire(dir / "a.h5").takeover_note();
+    FileLock::acquire(dir / "b.h5");
+  } catch (const StorageError& error) {
+    refusal = error.what();
+  }
+  if (outer != nullptr) {
+    ::setenv("SLURM_JOB_ID", saved.c_str(), 1);
+  } else {
+    ::unsetenv("SLURM_JOB_ID");
+  }
+  EXPECT_EQ(note, "took over the stale lock " + (dir / "a.h5.lock").string() +
+                      " of pid 77 on host node-failed (an earlier start of Slurm job 4321)");
+  EXPECT_NE(refusal.find("in use by another run (host node-busy, pid 78;"), std::string::npos)
+      << refusal;
 }
 
 TEST(FileLock, MissingFolderIsOneLine) {
