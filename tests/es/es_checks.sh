@@ -19,8 +19,9 @@
 #            is taken over; a corrupted log row, a checkpoint of another environment (same
 #            parameter count) or ahead of its log are refused on resume; storage errors exit 2;
 #            disk full (a small tmpfs in a private mount namespace) is one line, and the last
-#            checkpoint survives; a missing --checkpoint folder and a too-small /dev/shm are
-#            refused before any file is created; /log/tasks_retried counts per generation.
+#            checkpoint survives; a missing or read-only --checkpoint folder and a too-small
+#            /dev/shm are refused before any file is created; /log/tasks_retried counts per
+#            generation.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -279,6 +280,15 @@ data-safety)
   refused 2 "not an HDF5 file" "${small[@]}" --generations 1 --output g.h5 --resume garbage.ckpt.h5
   refused 2 "cannot create the lock file nowhere/c.h5.lock" "${small[@]}" --generations 1 \
     --output fresh.h5 --checkpoint nowhere/c.h5
+  [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
+  mkdir -p readonly
+  status=0
+  unshare -m sh -c 'mount -t tmpfs -o ro,size=1m tmpfs readonly && exec "$@"' sh "${es[@]}" \
+    "${small[@]}" --generations 1 --output fresh.h5 --checkpoint readonly/c.h5 >out.txt \
+    2>err.txt || status=$?
+  [[ $status -eq 2 ]] || { cat err.txt; fail "a read-only --checkpoint folder: exit $status, not 2"; }
+  grep -q "cannot create the lock file readonly/c.h5.lock (Read-only file system" err.txt ||
+    { cat err.txt; fail "a read-only --checkpoint folder is not refused at the start"; }
   [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
 
   # Disk full, in a tmpfs of a private mount namespace: one line, exit 2, and the checkpoint
