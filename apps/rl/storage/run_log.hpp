@@ -29,9 +29,9 @@
 //
 // The file is locked with HDF5's lock while open for writing (where the file system supports
 // locks, and unless HDF5_USE_FILE_LOCKING=FALSE): a second writer fails with RunLogError. A run
-// claims its files with FileLock (storage/file_lock.hpp) too, which does not depend on HDF5's. Readers (Access::read_only, scripts/plot.py) take no lock, so
-// they can follow a run as it writes; they see the rows counted when they opened the log. Not
-// thread-safe: use one thread at a time.
+// claims its files with FileLock (storage/file_lock.hpp) too, which does not depend on HDF5's.
+// Readers (Access::read_only, scripts/plot.py) take no lock, so they can follow a run as it writes;
+// they see the rows counted when they opened the log. Not thread-safe: use one thread at a time.
 #pragma once
 
 #include <concepts>
