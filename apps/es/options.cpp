@@ -83,6 +83,8 @@ Options parse_options(int argc, char** argv) {
       ->check(CLI::Range(0, 10'000'000))
       ->capture_default_str();
   rl::add_run_files(app, o.files, "generation");
+  app.add_flag("--overwrite", o.overwrite,
+               "a new run replaces the file at --output, whatever it holds (otherwise refused)");
   app.add_option("--time-limit", o.time_limit,
                  "stop (with a checkpoint) after the generation that ends past this many seconds "
                  "of this invocation; 0: no limit")

@@ -29,8 +29,9 @@ struct Options {
   double target_return = 0;  // stop once the eval mean reaches it (with --stop-at-target)
   bool stop_at_target = false;
   bool normalize_observations = true;
-  int workers = 0;        // 0: one per slot
-  int step_sleep_us = 0;  // simulated cost per environment step, slept (scaling benchmarks)
+  int workers = 0;         // 0: one per slot
+  int step_sleep_us = 0;   // simulated cost per environment step, slept (scaling benchmarks)
+  bool overwrite = false;  // a new run may replace any file at --output
   rl::RunFiles files{"es-run.h5"};
   double time_limit = 0;    // seconds for this invocation; 0: none
   std::string config_text;  // the effective configuration, for the run log

@@ -27,6 +27,15 @@ namespace fiber::es {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Exit statuses (README): an error of the run, and bad input or a file that cannot be used.
+constexpr int kExitError = 1;
+constexpr int kExitBadInput = 2;
+
+// Prints the error as fiber-es's one line and returns `status`.
+int failed(const std::exception& error, int status) {
+  std::fprintf(stderr, "fiber-es: %s\n", error.what());
+  return status;
+}
 
 std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 Eigen::VectorXd to_eigen(const std::vector<double>& v) {
@@ -53,8 +62,9 @@ struct TrainerState {
   std::mt19937_64 rng;
 };
 
-void save(const TrainerState& s, const std::string& path) {
+void save(const TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
   rl::CheckpointWriter w;
+  rl::put_identity(w, identity);
   w.put("generation", s.generation);
   w.put("timesteps", s.timesteps);
   w.put("episodes", s.episodes);
@@ -66,8 +76,9 @@ void save(const TrainerState& s, const std::string& path) {
   w.commit(path);
 }
 
-void load(TrainerState& s, const std::string& path) {
+void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
   rl::CheckpointReader r(path);
+  rl::check_identity(r, identity);
   auto theta = rl::parameters(r, static_cast<std::size_t>(s.theta.size()), "policy");
   s.generation = r.int64("generation");
   s.timesteps = r.int64("timesteps");
@@ -108,27 +119,32 @@ int train(const Options& o) {
     std::fprintf(stderr,
                  "fiber-es: --noise-size %lld is smaller than the policy (%lld parameters)\n",
                  static_cast<long long>(o.noise_size), static_cast<long long>(state.theta.size()));
-    return 2;
+    return kExitBadInput;
   }
 
-  std::string resume = o.files.checkpoint_to_resume();
-  std::optional<rl::RunLog> log;
+  const rl::RunIdentity identity{"fiber-es", o.environment, {layers.begin(), layers.end()}};
+
+  // Everything that can refuse the run comes before any file is created: the locks, the
+  // checkpoint, what --output holds, the pool (and its noise table).
+  std::optional<rl::RunFileLocks> locks;
+  std::string resume;
   try {
+    locks.emplace(rl::claim_run_files(o.files.output, o.files.checkpoint));
+    for (const rl::FileLock* lock : {&locks->output, &locks->checkpoint}) {
+      if (!lock->takeover_note().empty()) {
+        std::fprintf(stderr, "fiber-es: %s\n", lock->takeover_note().c_str());
+      }
+    }
+    resume = o.files.checkpoint_to_resume();
     if (!resume.empty()) {
-      load(state, resume);
-      log.emplace(rl::continue_run_log(o.files.output, static_cast<std::size_t>(state.generation)));
-      std::printf("fiber-es: resumed from %s at generation %lld\n", resume.c_str(),
-                  static_cast<long long>(state.generation));
+      load(state, identity, resume);
     } else {
-      log.emplace(rl::start_run_log(
-          o.files.output, log_columns(),
-          {{"config", o.config_text},
-           {"environment", o.environment},
-           {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}}));
+      const std::string note = rl::check_new_output(
+          o.files.output, log_columns(), rl::existing_output(o.overwrite, o.files.resume));
+      if (!note.empty()) std::printf("fiber-es: %s\n", note.c_str());
     }
   } catch (const rl::StorageError& error) {
-    std::fprintf(stderr, "fiber-es: %s\n", error.what());
-    return 1;
+    return failed(error, kExitBadInput);
   }
 
   Settings settings{.environment = o.environment,
@@ -141,9 +157,34 @@ int train(const Options& o) {
                     .common_start_states = o.common_start_states,
                     .squash_actions = o.continuous_actions == "tanh",
                     .step_sleep_us = o.step_sleep_us};
-  fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
+  std::optional<fiber::Pool> started_pool;
+  try {
+    started_pool.emplace(
+        fiber::PoolOptions{.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
+  } catch (const fiber::Error& error) {
+    return failed(error, kExitError);
+  }
+  fiber::Pool& pool = *started_pool;
   const std::string host_list = rl::host_list(pool);
-  log->set_meta("hosts", host_list);
+
+  std::optional<rl::RunLog> log;
+  try {
+    if (!resume.empty()) {
+      log.emplace(rl::continue_run_log(o.files.output, log_columns(),
+                                       static_cast<std::size_t>(state.generation), resume));
+      std::printf("fiber-es: resumed from %s at generation %lld\n", resume.c_str(),
+                  static_cast<long long>(state.generation));
+    } else {
+      log.emplace(rl::start_run_log(
+          o.files.output, log_columns(),
+          {{"config", o.config_text},
+           {"environment", o.environment},
+           {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}}));
+    }
+    log->set_meta("hosts", host_list);
+  } catch (const rl::StorageError& error) {
+    return failed(error, kExitBadInput);
+  }
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
               pool.size(), host_list.c_str(), o.files.output.c_str());
@@ -241,10 +282,16 @@ int train(const Options& o) {
                       ? std::numeric_limits<double>::quiet_NaN()
                       : std::accumulate(eval_returns.begin(), eval_returns.end(), 0.0) /
                             static_cast<double>(eval_returns.size());
-    auto retried = pool.stats().tasks_retried - retried_before;
-    log->append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
-                 state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
-                 generation_seconds - pool_seconds});
+    const auto retried_so_far = pool.stats().tasks_retried;
+    const auto retried = retried_so_far - retried_before;  // in this generation
+    retried_before = retried_so_far;
+    try {
+      log->append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
+                   state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
+                   generation_seconds - pool_seconds});
+    } catch (const rl::StorageError& error) {
+      return failed(error, kExitBadInput);  // the last checkpoint stays, behind the log's rows
+    }
     std::printf(
         "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
         "| %d workers\n",
@@ -259,10 +306,9 @@ int train(const Options& o) {
     if (state.generation % o.files.checkpoint_every == 0 || state.generation == o.generations ||
         solved || out_of_time) {
       try {
-        save(state, o.files.checkpoint);
+        save(state, identity, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
-        std::fprintf(stderr, "fiber-es: %s\n", error.what());
-        return 1;
+        return failed(error, kExitBadInput);
       }
     }
     if (solved) {
@@ -278,10 +324,9 @@ int train(const Options& o) {
   }
   if (state.generation < o.generations && !solved && rl::stop_requested()) {
     try {
-      save(state, o.files.checkpoint);
+      save(state, identity, o.files.checkpoint);
     } catch (const rl::StorageError& error) {
-      std::fprintf(stderr, "fiber-es: %s\n", error.what());
-      return 1;
+      return failed(error, kExitBadInput);
     }
     pool.terminate();
     std::printf(

@@ -33,6 +33,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kAdamEpsilon = 1e-5;  // as CleanRL
+// Exit statuses (README): an error of the run, and bad input or a file that cannot be used.
+constexpr int kExitError = 1;
+constexpr int kExitBadInput = 2;
+
+// Prints the error as fiber-ppo's one line and returns `status`.
+int failed(const std::exception& error, int status) {
+  std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
+  return status;
+}
 
 std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 Eigen::VectorXd to_eigen(const std::vector<double>& v) {
@@ -70,8 +79,9 @@ struct TrainerState {
   std::mt19937_64 rng;  // minibatch permutations
 };
 
-void save(const TrainerState& s, const std::string& path) {
+void save(const TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
   rl::CheckpointWriter w;
+  rl::put_identity(w, identity);
   w.put("iteration", s.iteration);
   w.put("timesteps", s.timesteps);
   w.put("episodes", s.episodes);
@@ -100,8 +110,9 @@ void save(const TrainerState& s, const std::string& path) {
   w.commit(path);
 }
 
-void load(TrainerState& s, const std::string& path) {
+void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
   rl::CheckpointReader r(path);
+  rl::check_identity(r, identity);
   auto theta = rl::parameters(r, static_cast<std::size_t>(s.model.parameter_count()), "model");
   const auto& episode = r.int64_vector("slot_episode");
   const auto& episode_steps = r.int64_vector("slot_episode_steps");
@@ -304,12 +315,51 @@ int train(const Options& o) {
   for (int k = 0; k < o.environments; ++k) state.slots[static_cast<std::size_t>(k)].slot = k;
   state.rng.seed(o.seed);
 
-  std::string resume = o.files.checkpoint_to_resume();
+  rl::RunIdentity identity{"fiber-ppo", o.environment, {observation_size}};
+  identity.layers.insert(identity.layers.end(), o.hidden.begin(), o.hidden.end());
+  identity.layers.push_back(space.size);
+
+  // Everything that can refuse the run comes before any file is created: the locks, the
+  // checkpoint, what --output holds, the pool.
+  std::optional<rl::RunFileLocks> locks;
+  std::string resume;
+  try {
+    locks.emplace(rl::claim_run_files(o.files.output, o.files.checkpoint));
+    for (const rl::FileLock* lock : {&locks->output, &locks->checkpoint}) {
+      if (!lock->takeover_note().empty()) {
+        std::fprintf(stderr, "fiber-ppo: %s\n", lock->takeover_note().c_str());
+      }
+    }
+    resume = o.files.checkpoint_to_resume();
+    if (!resume.empty()) {
+      load(state, identity, resume);
+    } else {
+      const std::string note = rl::check_new_output(
+          o.files.output, log_columns(), rl::existing_output(o.overwrite, o.files.resume));
+      if (!note.empty()) std::printf("fiber-ppo: %s\n", note.c_str());
+    }
+  } catch (const rl::StorageError& error) {
+    return failed(error, kExitBadInput);
+  }
+
+  Options run = o;
+  if (run.workers == 0) run.workers = o.environments;
+  Settings settings{o.environment, o.hidden, o.seed};
+  std::optional<fiber::Pool> started_pool;
+  try {
+    started_pool.emplace(fiber::PoolOptions{.processes = run.workers,
+                                            .initializer = fiber::call(ppo_setup, settings)});
+  } catch (const fiber::Error& error) {
+    return failed(error, kExitError);
+  }
+  fiber::Pool& pool = *started_pool;
+  const std::string host_list = rl::host_list(pool);
+
   std::optional<rl::RunLog> log;
   try {
     if (!resume.empty()) {
-      load(state, resume);
-      log.emplace(rl::continue_run_log(o.files.output, static_cast<std::size_t>(state.iteration)));
+      log.emplace(rl::continue_run_log(o.files.output, log_columns(),
+                                       static_cast<std::size_t>(state.iteration), resume));
       std::printf("fiber-ppo: resumed from %s at iteration %lld\n", resume.c_str(),
                   static_cast<long long>(state.iteration));
     } else {
@@ -320,17 +370,10 @@ int train(const Options& o) {
                                       "PPO (clipped surrogate, GAE, value loss, entropy bonus, "
                                       "Adam, gradient norm clipping)"}}));
     }
+    log->set_meta("hosts", host_list);
   } catch (const rl::StorageError& error) {
-    std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
-    return 1;
+    return failed(error, kExitBadInput);
   }
-
-  Options run = o;
-  if (run.workers == 0) run.workers = o.environments;
-  Settings settings{o.environment, o.hidden, o.seed};
-  fiber::Pool pool({.processes = run.workers, .initializer = fiber::call(ppo_setup, settings)});
-  const std::string host_list = rl::host_list(pool);
-  log->set_meta("hosts", host_list);
   std::printf(
       "fiber-ppo: %s, %lld parameters, %d environments x %d steps, %lld iterations, "
       "%d workers on %s, log %s\n",
@@ -348,10 +391,9 @@ int train(const Options& o) {
     // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
     if (rl::stop_requested()) {
       try {
-        save(state, o.files.checkpoint);
+        save(state, identity, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
-        std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
-        return 1;
+        return failed(error, kExitBadInput);
       }
       pool.terminate();
       std::printf(
@@ -371,8 +413,7 @@ int train(const Options& o) {
                    loss.approx_kl, loss.clip_fraction, r.update.explained_variance, r.learning_rate,
                    r.rollout_seconds, r.update_seconds, state.seconds, r.workers});
     } catch (const rl::StorageError& error) {
-      std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
-      return 1;
+      return failed(error, kExitBadInput);  // the last checkpoint stays, behind the log's rows
     }
     std::printf(
         "iter %5lld | %9lld steps | return %8s [%s, %s] len %6s | eval %8s | pi %7.4f v %8.4f "
@@ -392,10 +433,9 @@ int train(const Options& o) {
     if (state.iteration % o.files.checkpoint_every == 0 || state.iteration == o.iterations() ||
         solved || stopping) {
       try {
-        save(state, o.files.checkpoint);
+        save(state, identity, o.files.checkpoint);
       } catch (const rl::StorageError& error) {
-        std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
-        return 1;
+        return failed(error, kExitBadInput);
       }
     }
     if (solved) {
@@ -413,7 +453,11 @@ int train(const Options& o) {
   if (o.park_during_update) pool.resize(run.workers);
   pool.broadcast(ppo_set_policy, snapshot_of(state));
   const double final_eval = mean_of(evaluation_returns(pool, o, state.iteration));
-  log->set_meta("final_eval_return", fmt::format("{}", final_eval));
+  try {
+    log->set_meta("final_eval_return", fmt::format("{}", final_eval));
+  } catch (const rl::StorageError& error) {
+    return failed(error, kExitBadInput);
+  }
   std::printf(
       "fiber-ppo: done: %lld iterations, %lld timesteps, %.1f s, final eval return %.2f "
       "(%d episodes); log %s, checkpoint %s\n",

@@ -15,8 +15,8 @@ for workers in 1 2 4 8; do
   for park in no-park park; do
     "$build/libfiber/fiberrun" -n 1 "$build/apps/ppo/fiber-ppo" --env "$environment" --envs 16 \
       --steps 256 --total-timesteps $((20 * 16 * 256)) --eval-every 0 --workers "$workers" \
-      --"$park"-during-update --output "$work/run.h5" >/dev/null
-    /usr/bin/python3 - "$work/run.h5" "$workers" "$park" <<'PY'
+      --"$park"-during-update --output "$work/run-$workers-$park.h5" >/dev/null
+    /usr/bin/python3 - "$work/run-$workers-$park.h5" "$workers" "$park" <<'PY'
 import sys, h5py
 path, workers, park = sys.argv[1], sys.argv[2], sys.argv[3]
 with h5py.File(path) as f:

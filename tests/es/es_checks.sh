@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-es, each a CTest test:
-#   es_checks.sh BUILD_DIR solves|resume|exploration|step-sleep|stop|bad-input
+#   es_checks.sh BUILD_DIR solves|resume|exploration|step-sleep|stop|bad-input|data-safety
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
 #            log has every generation exactly once; --time-limit stops with a checkpoint.
@@ -13,6 +13,15 @@
 #            with its workers, not left hanging.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
+# data-safety: no file destroyed or mixed: --output refuses a foreign file and an earlier run's
+#            log (--overwrite replaces it), --output and --checkpoint as one file, files held by
+#            a live run (fiber's lock files, also with HDF5_USE_FILE_LOCKING=FALSE); a stale lock
+#            is taken over; a corrupted log row, a checkpoint of another environment (same
+#            parameter count) or ahead of its log are refused on resume; storage errors exit 2;
+#            disk full (a small tmpfs in a private mount namespace) is one line, and the last
+#            checkpoint survives; a missing or read-only --checkpoint folder and a too-small
+#            /dev/shm are refused before any file is created; /log/tasks_retried counts per
+#            generation.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -164,6 +173,190 @@ assert plain[0] == 8 and three[0] == 24, (plain, three)  # 4 pairs x 2 x episode
 assert common[1] != plain[1], "common start states changed nothing"
 assert tanh[1] != plain[1], "tanh actions changed nothing"
 print("episodes per perturbation, common start states and tanh actions reach the workers")
+PY
+  ;;
+data-safety)
+  small=(--env Pendulum-v1 --population 8 --eval-episodes 1 --workers 1 --noise-size 100000)
+  # refused STATUS PATTERN ARGS...: exit STATUS, one line on stderr matching PATTERN.
+  refused() {
+    local want="$1" pattern="$2"
+    shift 2
+    local status=0
+    "${es[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq $want ]] || { cat out.txt err.txt >&2; fail "exit $status, not $want, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line for: $*"; }
+  }
+  unchanged() {  # unchanged FILE SHA256: the file is still what it was
+    [[ $(sha256sum <"$1") == "$2" ]] || fail "$1 was changed"
+  }
+
+  # --output never truncates a file that is not an earlier log of fiber-es.
+  echo "someone's notes" >notes.txt
+  notes=$(sha256sum <notes.txt)
+  refused 2 "exists and is not a run log of this program" "${small[@]}" --generations 1 --output notes.txt
+  unchanged notes.txt "$notes"
+  $python -c 'import h5py; h5py.File("data.h5", "w")["x"] = [1.0, 2.0]'
+  data=$(sha256sum <data.h5)
+  refused 2 "pass --overwrite to replace it" "${small[@]}" --generations 1 --output data.h5
+  unchanged data.h5 "$data"
+  "${es[@]}" "${small[@]}" --generations 2 --output earlier.h5 >/dev/null
+  earlier=$(sha256sum <earlier.h5)
+  refused 2 "holds the log of an earlier run (2 rows).*--resume auto" "${small[@]}" \
+    --generations 1 --output earlier.h5 --checkpoint other.ckpt.h5
+  unchanged earlier.h5 "$earlier"
+  [[ ! -e other.ckpt.h5 ]] || fail "a refused run wrote its checkpoint"
+  "${es[@]}" "${small[@]}" --generations 1 --output earlier.h5 --overwrite >/dev/null ||
+    fail "--overwrite did not replace the earlier log"
+  # --resume auto before the first checkpoint (a requeued job): the same run, started over.
+  "${es[@]}" "${small[@]}" --generations 1 --output restart.h5 --checkpoint-every 5 >/dev/null
+  rm restart.ckpt.h5
+  "${es[@]}" "${small[@]}" --generations 1 --output restart.h5 --resume auto |
+    grep -q "the run starts over, replacing its log restart.h5 (1 rows)" || fail "no start-over note"
+
+  # --output and --checkpoint as one file, also spelt differently.
+  mkdir -p sub
+  refused 2 "are the same file" "${small[@]}" --generations 1 --output same.h5 --checkpoint same.h5
+  refused 2 "are the same file" "${small[@]}" --generations 1 --output ./same.h5 \
+    --checkpoint sub/../same.h5
+  ln -s earlier.h5 link.h5
+  refused 2 "are the same file" "${small[@]}" --generations 1 --output earlier.h5 --checkpoint link.h5
+  unchanged earlier.h5 "$(sha256sum <earlier.h5)"
+
+  # Two runs on one file are refused by fiber's own lock, also without HDF5's.
+  export HDF5_USE_FILE_LOCKING=FALSE
+  "${es[@]}" "${small[@]}" --generations 40 --step-sleep-us 2000 --output live.h5 >live.txt 2>&1 &
+  live=$!
+  for _ in $(seq 300); do
+    grep -q '^gen ' live.txt && break
+    sleep 0.1
+  done
+  grep -q '^gen ' live.txt || { cat live.txt; fail "the first run did not start"; }
+  [[ $(cat live.h5.lock) == "$(hostname) "* ]] || fail "the lock file does not name this host"
+  refused 2 "live.h5: in use by another run (host $(hostname), pid [0-9]*;" "${small[@]}" \
+    --generations 1 --output live.h5 --overwrite
+  refused 2 "live.ckpt.h5: in use by another run" "${small[@]}" --generations 1 \
+    --output elsewhere.h5 --checkpoint live.ckpt.h5
+  [[ ! -e elsewhere.h5 ]] || fail "a refused run created its log"
+  kill -TERM "$live"
+  status=0
+  wait "$live" || status=$?
+  [[ $status -eq 75 ]] || { cat live.txt; fail "the first run ended with $status, not 75"; }
+  [[ ! -e live.h5.lock && ! -e live.ckpt.h5.lock ]] || fail "lock files left after the run"
+  unset HDF5_USE_FILE_LOCKING
+  # A stale lock (a dead process of this host) is taken over with a word; another host's is not.
+  dead=$(sh -c 'echo $$')
+  echo "$(hostname) $dead" >stale.h5.lock
+  "${es[@]}" "${small[@]}" --generations 1 --output stale.h5 >out.txt 2>err.txt ||
+    { cat err.txt; fail "a stale lock was not taken over"; }
+  grep -q "took over the stale lock stale.h5.lock of pid $dead on this host" err.txt ||
+    fail "no word about the stale lock"
+  [[ ! -e stale.h5.lock ]] || fail "the lock was not released"
+  echo "node-elsewhere 4242" >remote.h5.lock
+  refused 2 "in use by another run (host node-elsewhere, pid 4242" "${small[@]}" \
+    --generations 1 --output remote.h5
+
+  # A corrupted row that Fletcher32 detects is refused on resume; the log is left as it was.
+  "${es[@]}" "${small[@]}" --generations 3 --checkpoint-every 1 --output damaged.h5 >/dev/null
+  offset=$($python -c 'import h5py; print(h5py.File("damaged.h5", "r")["log/eval_return"].id.get_chunk_info(0).byte_offset)')
+  printf '\x7f\x7f\x7f\x7f' | dd of=damaged.h5 bs=1 seek=$((offset + 8)) conv=notrunc status=none
+  damaged=$(sha256sum <damaged.h5)
+  refused 2 "checksum mismatch in /log/eval_return, rows 0-2" "${small[@]}" --generations 5 \
+    --output damaged.h5 --resume auto
+  unchanged damaged.h5 "$damaged"
+
+  # A checkpoint of another environment with as many parameters (CartPole 4-7-2 and Pendulum
+  # 3-10-1: 51), and a checkpoint ahead of its log, are refused.
+  "${es[@]}" --env CartPole-v1 --hidden 7 --population 8 --workers 1 --noise-size 100000 \
+    --generations 1 --output cartpole.h5 >/dev/null
+  refused 2 "made for another environment, CartPole-v1, not Pendulum-v1" "${small[@]}" \
+    --hidden 10 --generations 2 --output pendulum.h5 --resume cartpole.ckpt.h5
+  "${es[@]}" "${small[@]}" --generations 4 --output ahead.h5 >/dev/null
+  "${es[@]}" "${small[@]}" --generations 2 --output behind.h5 >/dev/null
+  refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${small[@]}" \
+    --generations 6 --output behind.h5 --resume ahead.ckpt.h5
+  # Storage errors are exit status 2, and a missing --checkpoint folder is found at the start.
+  echo garbage >garbage.ckpt.h5
+  refused 2 "not an HDF5 file" "${small[@]}" --generations 1 --output g.h5 --resume garbage.ckpt.h5
+  refused 2 "cannot create the lock file nowhere/c.h5.lock" "${small[@]}" --generations 1 \
+    --output fresh.h5 --checkpoint nowhere/c.h5
+  [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
+  mkdir -p readonly
+  status=0
+  unshare -m sh -c 'mount -t tmpfs -o ro,size=1m tmpfs readonly && exec "$@"' sh "${es[@]}" \
+    "${small[@]}" --generations 1 --output fresh.h5 --checkpoint readonly/c.h5 >out.txt \
+    2>err.txt || status=$?
+  [[ $status -eq 2 ]] || { cat err.txt; fail "a read-only --checkpoint folder: exit $status, not 2"; }
+  grep -q "cannot create the lock file readonly/c.h5.lock (Read-only file system" err.txt ||
+    { cat err.txt; fail "a read-only --checkpoint folder is not refused at the start"; }
+  [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
+
+  # Disk full, in a tmpfs of a private mount namespace: one line, exit 2, and the checkpoint
+  # written before survives (a resume from it works once there is room).
+  full() {  # full SIZE COMMAND...: runs the command with ./disk a tmpfs of SIZE
+    mkdir -p disk
+    unshare -m sh -c 'mount -t tmpfs -o size="$1" tmpfs disk && shift && exec "$@"' sh "$@"
+  }
+  status=0
+  full 16k "${es[@]}" "${small[@]}" --generations 3 --output disk/log.h5 >out.txt 2>err.txt ||
+    status=$?
+  [[ $status -eq 2 ]] || { cat err.txt; fail "disk full on the log: exit $status, not 2"; }
+  [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full on the log: not one line"; }
+  cat >fill-up.sh <<SH
+set -e
+"\$@" --generations 2 --checkpoint-every 1 --output disk/log.h5 >/dev/null
+cp disk/log.ckpt.h5 before.ckpt.h5
+dd if=/dev/zero of=disk/filler bs=4k status=none 2>/dev/null || true
+truncate -s -32K disk/filler  # room for the lock files, not for a checkpoint
+status=0
+"\$@" --generations 6 --checkpoint-every 1 --output disk/log.h5 --resume auto >out.txt 2>err.txt || status=\$?
+echo \$status >status.txt
+cmp disk/log.ckpt.h5 before.ckpt.h5
+rm disk/filler
+"\$@" --generations 6 --checkpoint-every 1 --output disk/log.h5 --resume auto >resumed.txt
+SH
+  full 1m bash fill-up.sh "${es[@]}" "${small[@]}" || { cat err.txt; fail "disk full lost the checkpoint"; }
+  [[ $(cat status.txt) -eq 2 ]] || { cat err.txt; fail "disk full: exit $(cat status.txt), not 2"; }
+  [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full: not one line"; }
+  grep -q "resumed from disk/log.ckpt.h5 at generation 2" resumed.txt || fail "no resume"
+
+  # A too-small /dev/shm for the noise table: its message as one line, and no log left behind.
+  status=0
+  unshare -m sh -c 'mount -t tmpfs -o size=20m tmpfs /dev/shm && exec "$@"' sh "${es[@]}" \
+    --env Pendulum-v1 --workers 1 --noise-size 10000000 --generations 1 --output shm.h5 \
+    >out.txt 2>err.txt || status=$?
+  [[ $status -ne 0 ]] || fail "a too-small /dev/shm: exit 0"
+  grep -q "enlarge /dev/shm" err.txt || { cat err.txt; fail "no /dev/shm message"; }
+  [[ $(grep -vc '^fiberrun:' err.txt) -eq 1 ]] || { cat err.txt; fail "/dev/shm: not one line"; }
+  [[ ! -e shm.h5 ]] || fail "an empty log left behind"
+
+  # /log/tasks_retried counts the generation's retries: a task process killed in generation 1.
+  "${es[@]}" --env Pendulum-v1 --population 8 --eval-episodes 1 --workers 2 --noise-size 100000 \
+    --generations 4 --step-sleep-us 500 --output retried.h5 >retried.txt 2>&1 &
+  run=$!
+  for _ in $(seq 300); do
+    grep -q '^gen    0' retried.txt && break
+    sleep 0.1
+  done
+  sleep 0.3
+  # A task process: a fiber-es process of this run whose parent is a fiber-es worker.
+  descendants() { local p; for p in $(pgrep -P "$1"); do echo "$p"; descendants "$p"; done; }
+  victims=()
+  for p in $(descendants "$run"); do
+    parent=$(ps -o ppid= -p "$p" | tr -d ' ')
+    if [[ $(ps -o comm= -p "$p") == fiber-es && $(ps -o comm= -p "$parent") == fiber-es ]]; then
+      victims+=("$p")
+    fi
+  done
+  [[ ${#victims[@]} -gt 0 ]] || fail "no task process found"
+  kill -KILL "${victims[@]}"  # all of them: at least one runs an item
+  wait "$run" || { cat retried.txt; fail "the run with a killed task process failed"; }
+  $python - <<'PY' || fail "tasks_retried is not per generation"
+import h5py
+with h5py.File("retried.h5") as f:
+    retried = list(f["log/tasks_retried"][:f["log"].attrs["rows"]])
+print("tasks_retried per generation:", retried)
+assert len(retried) == 4 and sum(retried) >= 1 and retried[-1] == 0, retried
 PY
   ;;
 *)

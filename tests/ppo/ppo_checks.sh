@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|stop|bad-input
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|stop|bad-input|data-safety
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
@@ -12,6 +12,12 @@
 #            has every iteration once.
 # bad-input: damaged, truncated and foreign checkpoints, bad values, unknown keys and
 #            environments: one line, a non-zero exit.
+# data-safety: --output refuses a foreign file and an earlier run's log, and --output and
+#            --checkpoint as one file; a live run's files are locked (also with
+#            HDF5_USE_FILE_LOCKING=FALSE); a checkpoint ahead of its log, an fiber-es checkpoint
+#            and a missing --checkpoint folder are refused; storage errors exit 2; disk full (a
+#            small tmpfs in a private mount namespace) is one line, no segfault at exit, and the
+#            last checkpoint survives.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -141,6 +147,85 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  ;;
+data-safety)
+  cartpole=(--config "$configs/cartpole.toml" --workers 2)
+  small=("${cartpole[@]}" --total-timesteps 1024)  # 2 iterations
+  refused() {  # refused STATUS PATTERN ARGS...: exit STATUS, one line on stderr matching PATTERN
+    local want="$1" pattern="$2"
+    shift 2
+    local status=0
+    "${ppo[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq $want ]] || { cat out.txt err.txt >&2; fail "exit $status, not $want, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line for: $*"; }
+  }
+  echo "someone's notes" >notes.txt
+  notes=$(sha256sum <notes.txt)
+  refused 2 "exists and is not a run log of this program" "${small[@]}" --output notes.txt
+  [[ $(sha256sum <notes.txt) == "$notes" ]] || fail "notes.txt was changed"
+  "${ppo[@]}" "${small[@]}" --output earlier.h5 >/dev/null
+  refused 2 "holds the log of an earlier run (2 rows)" "${small[@]}" --output earlier.h5
+  refused 2 "are the same file" "${small[@]}" --output ./one.h5 --checkpoint sub/../one.h5
+  refused 2 "cannot create the lock file nowhere/c.h5.lock" "${small[@]}" --output fresh.h5 \
+    --checkpoint nowhere/c.h5
+  [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
+  # A checkpoint ahead of its log, and one of fiber-es.
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output ahead.h5 >/dev/null
+  refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${cartpole[@]}" \
+    --total-timesteps 4096 --output earlier.h5 --resume ahead.ckpt.h5
+  "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" --population 8 --workers 1 \
+    --noise-size 100000 --generations 1 --output es.h5 >/dev/null
+  refused 2 "written by fiber-es, not fiber-ppo" "${small[@]}" --output earlier.h5 --resume es.ckpt.h5
+
+  # Two runs on one file, without HDF5's locking: the second is refused by fiber's lock.
+  export HDF5_USE_FILE_LOCKING=FALSE
+  "${ppo[@]}" --config "$configs/pendulum.toml" --steps 200 --minibatches 8 --eval-every 0 \
+    --workers 2 --total-timesteps 4000000 --output live.h5 >live.txt 2>&1 &
+  live=$!
+  for _ in $(seq 600); do
+    grep -q '^iter ' live.txt && break
+    sleep 0.1
+  done
+  grep -q '^iter ' live.txt || { cat live.txt; fail "the first run did not start"; }
+  refused 2 "live.h5: in use by another run (host $(hostname), pid [0-9]*;" "${small[@]}" \
+    --output live.h5 --overwrite
+  refused 2 "live.ckpt.h5: in use by another run" "${small[@]}" --output other.h5 \
+    --checkpoint live.ckpt.h5
+  kill -TERM "$live"
+  status=0
+  wait "$live" || status=$?
+  [[ $status -eq 75 ]] || { cat live.txt; fail "the first run ended with $status, not 75"; }
+  [[ ! -e live.h5.lock && ! -e live.ckpt.h5.lock ]] || fail "lock files left after the run"
+  unset HDF5_USE_FILE_LOCKING
+
+  # Disk full: one line and exit 2 (no segfault in HDF5 at exit); the last checkpoint survives.
+  full() {  # full SIZE COMMAND...: runs the command with ./disk a tmpfs of SIZE
+    mkdir -p disk
+    unshare -m sh -c 'mount -t tmpfs -o size="$1" tmpfs disk && shift && exec "$@"' sh "$@"
+  }
+  status=0
+  full 16k "${ppo[@]}" "${small[@]}" --output disk/log.h5 >out.txt 2>err.txt || status=$?
+  [[ $status -eq 2 ]] || { cat err.txt; fail "disk full on the log: exit $status, not 2"; }
+  [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full on the log: not one line"; }
+  cat >fill-up.sh <<SH
+set -e
+"\$@" --total-timesteps 1024 --checkpoint-every 1 --output disk/log.h5 >/dev/null
+cp disk/log.ckpt.h5 before.ckpt.h5
+dd if=/dev/zero of=disk/filler bs=4k status=none 2>/dev/null || true
+truncate -s -32K disk/filler  # room for the lock files, not for a checkpoint
+status=0
+"\$@" --total-timesteps 4096 --checkpoint-every 1 --output disk/log.h5 --resume auto >out.txt 2>err.txt || status=\$?
+echo \$status >status.txt
+cmp disk/log.ckpt.h5 before.ckpt.h5
+rm disk/filler
+"\$@" --total-timesteps 4096 --checkpoint-every 1 --output disk/log.h5 --resume auto >resumed.txt
+SH
+  full 1m bash fill-up.sh "${ppo[@]}" "${cartpole[@]}" ||
+    { cat err.txt; fail "disk full lost the checkpoint"; }
+  [[ $(cat status.txt) -eq 2 ]] || { cat err.txt; fail "disk full: exit $(cat status.txt), not 2"; }
+  [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full: not one line"; }
+  grep -q "resumed from disk/log.ckpt.h5 at iteration 2" resumed.txt || fail "no resume"
   ;;
 *)
   fail "unknown check '$2'"

@@ -1,6 +1,7 @@
 #include "run/checkpoint_parts.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <sstream>
 #include <string>
@@ -43,6 +44,30 @@ void put_random_engine(CheckpointWriter& checkpoint, const std::mt19937_64& engi
 void get_random_engine(const CheckpointReader& checkpoint, std::mt19937_64& engine) {
   std::istringstream text(checkpoint.string("rng"));
   text >> engine;
+}
+
+void put_identity(CheckpointWriter& checkpoint, const RunIdentity& identity) {
+  checkpoint.put("program", identity.program);
+  checkpoint.put("environment", identity.environment);
+  checkpoint.put("layers", identity.layers);
+}
+
+void check_identity(const CheckpointReader& checkpoint, const RunIdentity& expected) {
+  const std::string path = checkpoint.path().string();
+  if (checkpoint.has("program") && checkpoint.string("program") != expected.program) {
+    throw CheckpointError(fmt::format("checkpoint {}: written by {}, not {}", path,
+                                      checkpoint.string("program"), expected.program));
+  }
+  if (checkpoint.has("environment") && checkpoint.string("environment") != expected.environment) {
+    throw CheckpointError(
+        fmt::format("checkpoint {}: made for another environment, {}, not {} (--env?)", path,
+                    checkpoint.string("environment"), expected.environment));
+  }
+  if (checkpoint.has("layers") && checkpoint.int64_vector("layers") != expected.layers) {
+    throw CheckpointError(fmt::format(
+        "checkpoint {}: made for a network of layers {}, this run's has {} (--hidden?)", path,
+        fmt::join(checkpoint.int64_vector("layers"), "-"), fmt::join(expected.layers, "-")));
+  }
 }
 
 std::vector<double> parameters(const CheckpointReader& checkpoint, std::size_t expected,

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "policy/adam.hpp"
@@ -30,6 +32,21 @@ void get_observation_statistics(const CheckpointReader& checkpoint, RunningNorma
 // rng: the random engine's state, in the standard library's text form.
 void put_random_engine(CheckpointWriter& checkpoint, const std::mt19937_64& engine);
 void get_random_engine(const CheckpointReader& checkpoint, std::mt19937_64& engine);
+
+// What a checkpoint can be resumed by: the program that wrote it, the environment and the layer
+// sizes of the network (observation, hidden..., action).
+struct RunIdentity {
+  std::string program;  // "fiber-es", "fiber-ppo"
+  std::string environment;
+  std::vector<std::int64_t> layers;
+};
+
+// program, environment, layers.
+void put_identity(CheckpointWriter& checkpoint, const RunIdentity& identity);
+// A CheckpointError (one line: which of them differs, and the option to look at) unless the
+// checkpoint was written by a run of `expected`. A checkpoint of a fiber version that did not
+// record them passes (its parameter count is still checked by parameters()).
+void check_identity(const CheckpointReader& checkpoint, const RunIdentity& expected);
 
 // theta, the network's parameters; a CheckpointError unless there are `expected` of them (the
 // checkpoint was made for another environment or network shape). `network` names it.

@@ -1,10 +1,17 @@
 #include "run/run_log_start.hpp"
 
+#include <fmt/format.h>
+
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <set>
+#include <system_error>
 
 namespace fiber::rl {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string now_text() {
   std::time_t now = std::time(nullptr);
@@ -13,7 +20,63 @@ std::string now_text() {
   return text;
 }
 
+// True if `a` and `b` are one file: the same inode if both exist (hard links, symbolic links),
+// otherwise the same path once made absolute and normalized ("./x.h5", "dir/../x.h5").
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  if (fs::equivalent(a, b, error)) return true;
+  std::error_code error_a, error_b;
+  const fs::path canonical_a = fs::weakly_canonical(fs::absolute(a), error_a);
+  const fs::path canonical_b = fs::weakly_canonical(fs::absolute(b), error_b);
+  return !error_a && !error_b && canonical_a == canonical_b;
+}
+
 }  // namespace
+
+RunFileLocks claim_run_files(const std::string& output, const std::string& checkpoint) {
+  if (same_file(output, checkpoint)) {
+    throw StorageError(fmt::format(
+        "--output {} and --checkpoint {} are the same file: give the checkpoint its own name "
+        "(by default the log's with .ckpt.h5)",
+        output, checkpoint));
+  }
+  FileLock output_lock = FileLock::acquire(output);
+  return {std::move(output_lock), FileLock::acquire(checkpoint)};
+}
+
+ExistingOutput existing_output(bool overwrite, const std::string& resume) {
+  if (overwrite) return ExistingOutput::replace_any;
+  return resume == "auto" ? ExistingOutput::replace_run_log : ExistingOutput::refuse;
+}
+
+std::string check_new_output(const std::string& path, const std::vector<RunLog::Column>& columns,
+                             ExistingOutput existing) {
+  std::error_code error;
+  if (!fs::exists(path, error) || existing == ExistingOutput::replace_any) return "";
+  std::optional<std::size_t> rows;  // set if the file is a log of this program
+  try {
+    const RunLog log = RunLog::open(path, RunLog::Access::read_only);
+    if (log.columns() == columns) rows = log.rows();
+  } catch (const RunLogError&) {
+  }
+  if (!rows) {
+    throw StorageError(fmt::format(
+        "--output {} exists and is not a run log of this program; refused, not to destroy it: "
+        "choose another --output, or pass --overwrite to replace it",
+        path));
+  }
+  if (existing == ExistingOutput::refuse) {
+    throw StorageError(fmt::format(
+        "--output {} holds the log of an earlier run ({} rows); refused, not to destroy it: "
+        "continue it with --resume auto, choose another --output, or pass --overwrite to replace "
+        "it",
+        path, *rows));
+  }
+  return fmt::format(
+      "no checkpoint to resume from yet: the run starts over, replacing its log {} "
+      "({} rows)",
+      path, *rows);
+}
 
 RunLog start_run_log(const std::string& path, std::vector<RunLog::Column> columns,
                      const std::vector<std::pair<std::string, std::string>>& meta) {
@@ -24,8 +87,22 @@ RunLog start_run_log(const std::string& path, std::vector<RunLog::Column> column
   return log;
 }
 
-RunLog continue_run_log(const std::string& path, std::size_t rows_done) {
+RunLog continue_run_log(const std::string& path, const std::vector<RunLog::Column>& columns,
+                        std::size_t rows_done, const std::string& checkpoint) {
   auto log = RunLog::open(path);
+  if (log.columns() != columns) {
+    throw RunLogError(fmt::format(
+        "run log {}: not a log of this program (other columns); resume with the log written "
+        "beside the checkpoint {}",
+        path, checkpoint));
+  }
+  if (log.rows() < rows_done) {
+    throw RunLogError(fmt::format(
+        "run log {}: has {} rows, but the checkpoint {} is at row {}: the checkpoint is ahead of "
+        "this log (another run's, or an older copy); resume with the log written with that "
+        "checkpoint, or start a new run with another --output",
+        path, log.rows(), checkpoint, rows_done));
+  }
   log.truncate(rows_done);
   return log;
 }

@@ -1,6 +1,5 @@
 #include "storage/hdf5_support.hpp"
 
-#include <H5Cpp.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,8 +14,9 @@ namespace fiber::rl::detail {
 void silence_hdf5() {
   thread_local bool silenced = false;
   if (silenced) return;
-  H5::Exception::dontPrint();                   // the C++ API's printing
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // the C API's (the same switch, to be sure)
+  static const bool no_shutdown_at_exit = H5dont_atexit() >= 0;  // before HDF5 initializes
+  static_cast<void>(no_shutdown_at_exit);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   silenced = true;
 }
 
@@ -62,14 +62,68 @@ bool mentions(const std::vector<std::string>& stack, std::string_view needle) {
 }
 
 std::string innermost(const std::vector<std::string>& stack, std::string_view fallback) {
+  // A failed system call reads "file write failed: time = ..., errno = 28, error message = 'No
+  // space left on device', buf = ...": its error message is what matters.
+  constexpr std::string_view kSystemMessage = "error message = '";
   for (const std::string& s : stack) {
-    if (!s.empty()) return one_line(s);
+    if (s.empty()) continue;
+    const std::size_t start = s.find(kSystemMessage);
+    if (start != std::string::npos) {
+      const std::size_t from = start + kSystemMessage.size();
+      const std::size_t end = s.find('\'', from);
+      if (end != std::string::npos)
+        return one_line(s.substr(0, s.find(':')) + ": " + s.substr(from, end - from));
+    }
+    return one_line(s);
   }
   return std::string(fallback);
 }
 
 bool checksum_failure(const std::vector<std::string>& stack) {
   return mentions(stack, "fletcher32") || mentions(stack, "checksum");
+}
+
+namespace {
+
+// HDF5's Fletcher32 (H5_checksum_fletcher32): 16-bit big-endian words, sums folded every 360
+// words so that they never overflow.
+constexpr std::size_t kFletcherBlockWords = 360;
+
+std::uint32_t fold(std::uint32_t sum) { return (sum & 0xffff) + (sum >> 16); }
+
+std::uint32_t fletcher32(const unsigned char* data, std::size_t size) {
+  std::uint32_t sum1 = 0, sum2 = 0;
+  std::size_t words = size / 2;
+  while (words > 0) {
+    const std::size_t block = std::min(words, kFletcherBlockWords);
+    words -= block;
+    for (std::size_t k = 0; k < block; ++k, data += 2) {
+      sum1 += static_cast<std::uint32_t>(data[0] << 8 | data[1]);
+      sum2 += sum1;
+    }
+    sum1 = fold(sum1);
+    sum2 = fold(sum2);
+  }
+  if (size % 2 != 0) {
+    sum1 += static_cast<std::uint32_t>(data[0] << 8);
+    sum2 += sum1;
+    sum1 = fold(sum1);
+    sum2 = fold(sum2);
+  }
+  return fold(sum2) << 16 | fold(sum1);
+}
+
+}  // namespace
+
+std::uint32_t little_endian_uint32(const unsigned char* bytes) {
+  return static_cast<std::uint32_t>(bytes[0]) | static_cast<std::uint32_t>(bytes[1]) << 8 |
+         static_cast<std::uint32_t>(bytes[2]) << 16 | static_cast<std::uint32_t>(bytes[3]) << 24;
+}
+
+bool matches_fletcher32(const unsigned char* data, std::size_t size, std::uint32_t stored) {
+  const std::uint32_t sum = fletcher32(data, size);
+  const std::uint32_t swapped = (sum & 0x00ff00ff) << 8 | (sum & 0xff00ff00) >> 8;
+  return stored == sum || stored == swapped;
 }
 
 Handle file_access_properties(bool lock) {

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,9 +13,14 @@
 
 namespace fiber::rl::detail {
 
-// Turns off HDF5's automatic error printing (C and C++ APIs) for the calling thread. The library
-// is built thread-safe, where that setting is per thread, so every entry point calls this; only
-// the first call in a thread does anything.
+// Turns off HDF5's automatic error printing for the calling thread. The library is built
+// thread-safe, where that setting is per thread, so every entry point calls this; only the first
+// call in a thread does anything. The first call in the process, before HDF5 initializes, also
+// keeps HDF5 from shutting down at exit (H5dont_atexit): after a failed write (disk full) HDF5
+// 1.10 cannot close the file ("slist already enabled?") and its shutdown then closes it again on
+// freed memory, a segfault at exit. Every file is closed by its owner (RAII) instead; a file whose
+// close failed is left to the operating system. Only HDF5's C API is used, so that its C++
+// library, which shuts HDF5 down when it is unloaded, is not linked in.
 void silence_hdf5();
 
 // An HDF5 identifier closed by its destructor (with the close function of its kind).
@@ -80,6 +86,13 @@ std::string innermost(const std::vector<std::string>& stack, std::string_view fa
 
 // True if the error stack says that a filter found damaged data (Fletcher32 checksum mismatch).
 bool checksum_failure(const std::vector<std::string>& stack);
+
+// The 4-byte little-endian integer at `bytes` (how HDF5 stores a chunk's Fletcher32 checksum).
+std::uint32_t little_endian_uint32(const unsigned char* bytes);
+
+// True if `stored` is HDF5's Fletcher32 checksum of the `size` bytes at `data` (as its filter
+// computes it when writing a chunk; or byte-swapped, as HDF5 before 1.6.3 wrote it).
+bool matches_fletcher32(const unsigned char* data, std::size_t size, std::uint32_t stored);
 
 // File access properties used for every file: metadata in the 1.8 format or newer (checksummed
 // superblock and object headers, readable by HDF5 1.8+, h5py, h5dump), file locking (if `lock`)

@@ -19,7 +19,9 @@ using detail::Handle;
 
 constexpr const char* kFormat = "fiber-runlog";
 constexpr long long kVersion = 1;
-constexpr hsize_t kChunkRows = 1024;  // 8 KiB per chunk (and checksum) for a float64 column
+constexpr hsize_t kChunkRows = 1024;       // 8 KiB per chunk (and checksum) for a float64 column
+constexpr std::size_t kValueBytes = 8;     // int64 and float64 alike
+constexpr std::size_t kChecksumBytes = 4;  // Fletcher32, after each chunk's data
 
 std::string prefix(const std::filesystem::path& path) { return "run log " + path.string() + ": "; }
 
@@ -161,18 +163,49 @@ struct RunLog::Impl {
     if (rows == 0) return values;
     if (auto error = transfer(i, type, values.data(), 0, rows, false)) {
       if (detail::checksum_failure(*error)) {
-        fail("damaged (checksum mismatch in /log/" + columns[i].name +
-             "; if the writer crashed, opening the log for writing repairs it)");
+        fail("damaged (checksum mismatch in /log/" + columns[i].name + ")");
       }
       fail("cannot read /log/" + columns[i].name + ": " + detail::innermost(*error, "HDF5 error"));
     }
     return values;
   }
 
+  // Checks the chunks of column i that hold complete rows, before anything is written. A chunk
+  // whose checksum fails is refused as corrupted unless a crash in the middle of an append
+  // explains it: the complete rows are intact and the stored checksum is still that of the chunk
+  // before the torn write (its complete rows, then the fill value, zeros).
+  void verify_complete_rows(std::size_t i) const {
+    const std::size_t chunks = (rows + kChunkRows - 1) / kChunkRows;
+    std::vector<unsigned char> chunk;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const hsize_t offset[1] = {c * kChunkRows};
+      hsize_t stored_size = 0;
+      std::uint32_t filters = 0;
+      if (H5Dget_chunk_storage_size(datasets[i].get(), offset, &stored_size) < 0 ||
+          stored_size != kChunkRows * kValueBytes + kChecksumBytes) {
+        fail("damaged (/log/" + columns[i].name + " has a chunk of an unexpected size)");
+      }
+      chunk.resize(stored_size);
+      if (H5Dread_chunk(datasets[i].get(), H5P_DEFAULT, offset, &filters, chunk.data()) < 0) {
+        fail("cannot read /log/" + columns[i].name + ": " + hdf5_reason());
+      }
+      const std::size_t data_bytes = stored_size - kChecksumBytes;
+      const std::uint32_t stored = detail::little_endian_uint32(chunk.data() + data_bytes);
+      if (detail::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;
+      const std::size_t complete = std::min<std::size_t>(rows - c * kChunkRows, kChunkRows);
+      std::fill(chunk.begin() + static_cast<std::ptrdiff_t>(complete * kValueBytes),
+                chunk.begin() + static_cast<std::ptrdiff_t>(data_bytes), 0);
+      if (detail::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;  // torn
+      fail("damaged (checksum mismatch in /log/" + columns[i].name + ", rows " +
+           std::to_string(c * kChunkRows) + "-" + std::to_string(c * kChunkRows + complete - 1) +
+           "; refused, nothing was changed: restore the file from a copy, or start a new run)");
+    }
+  }
+
   // After a crash in the middle of an append, the chunk holding the last rows may have been
-  // written only in part: its complete rows are intact but its checksum no longer matches. Reads
-  // each column; where the checksum fails, reads the rows again without checking and writes them
-  // back (new checksums). Real damage elsewhere still fails the final check.
+  // written only in part: its complete rows are intact but its checksum no longer matches
+  // (verify_complete_rows() made sure that is all). Where the checksum fails, reads the rows
+  // again without checking and writes them back (new checksums).
   void repair_torn_chunks() {
     if (rows == 0) return;
     std::vector<std::uint64_t> buffer(rows);  // 8 bytes per value, whatever the column type
@@ -408,6 +441,7 @@ RunLog RunLog::open(const std::filesystem::path& path, Access access) {
   const bool counted = detail::read_int64_attribute(impl->log_group.get(), "rows", committed);
   if (counted) impl->rows = std::min<std::size_t>(impl->rows, std::max(committed, 0LL));
   if (impl->writable) {
+    for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->verify_complete_rows(i);
     // Cut every column back to the complete rows, and repair a chunk torn by a crash.
     for (std::size_t i = 0; i < impl->columns.size(); ++i) {
       if (lengths[i] != impl->rows && !impl->set_extent(i, impl->rows)) {

@@ -21,14 +21,17 @@
 // Crash safety: append() writes the row, flushes (H5Fflush), then raises /log@rows and flushes
 // again, so a crash of the process loses at most the row being written; sync() also asks the OS
 // to put the file on disk. Opening for writing after a crash cuts the columns back to the counted
-// rows and repairs a chunk whose checksum a torn write broke (its counted rows are intact). HDF5
-// itself is not journaled: a crash can in principle also tear its metadata, which then fails to
-// open as "damaged".
+// rows and repairs a chunk whose checksum a torn write broke (its counted rows are intact, and
+// its stored checksum is still that of the chunk before the append). Any other checksum
+// mismatch is corruption: opening for writing refuses it (RunLogError naming the column and rows)
+// before changing anything. HDF5 itself is not journaled: a crash can in principle also tear its
+// metadata, which then fails to open as "damaged".
 //
-// The file is locked while open for writing (where the file system supports locks): a second
-// writer fails with RunLogError. Readers (Access::read_only, scripts/plot.py) take no lock, so
-// they can follow a run as it writes; they see the rows counted when they opened the log. Not
-// thread-safe: use one thread at a time.
+// The file is locked with HDF5's lock while open for writing (where the file system supports
+// locks, and unless HDF5_USE_FILE_LOCKING=FALSE): a second writer fails with RunLogError. A run
+// claims its files with FileLock (storage/file_lock.hpp) too, which does not depend on HDF5's.
+// Readers (Access::read_only, scripts/plot.py) take no lock, so they can follow a run as it writes;
+// they see the rows counted when they opened the log. Not thread-safe: use one thread at a time.
 #pragma once
 
 #include <concepts>

@@ -528,6 +528,64 @@ TEST(RunLog, KilledWriterMidAppendLeavesConsistentRows) {
   }
 }
 
+// The byte offset of the first chunk of /log/<column> (h5py).
+std::uint64_t first_chunk_offset(const std::filesystem::path& path, const std::string& column) {
+  const auto result =
+      run_command(std::string(kPython) + " -c \"import h5py, sys; print(h5py.File(" +
+                  "sys.argv[1], 'r')['log/' + sys.argv[2]].id.get_chunk_info(0)" +
+                  ".byte_offset)\" " + quoted(path) + " " + column + " 2>&1");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  return std::stoull(result.output);
+}
+
+// A row that Fletcher32 finds damaged is refused when the log is opened for writing (resume),
+// naming the column and rows, and the file is left as it was (it used to be rewritten with a
+// fresh checksum, keeping the wrong value).
+TEST(RunLog, CorruptedRowIsRefusedAndTheFileLeftAsItWas) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  {
+    RunLog log = RunLog::create(path, es_columns());
+    fill(log, 0, 1500);  // two chunks per column
+  }
+  const std::uint64_t offset = first_chunk_offset(path, "return_mean");
+  test::overwrite_bytes(path, offset + 3 * sizeof(double), sizeof(double), 0x7f);
+  const std::vector<char> damaged = test::read_file(path);
+  StderrCapture capture;
+  try {
+    RunLog::open(path);
+    ADD_FAILURE() << "a corrupted log opened for writing";
+  } catch (const RunLogError& error) {
+    EXPECT_TRUE(one_line_naming(error.what(), path)) << error.what();
+    EXPECT_NE(std::string(error.what()).find("checksum mismatch in /log/return_mean, rows 0-1023"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(capture.text(), "");
+  EXPECT_TRUE(test::read_file(path) == damaged) << "the refused log was changed";
+  EXPECT_THROW(RunLog::open(path, RunLog::Access::read_only).doubles("return_mean"), RunLogError);
+}
+
+// What a crash inside an append leaves, a chunk whose new row was written in part and whose
+// checksum is still the one before, is repaired: the counted rows are intact.
+TEST(RunLog, ChunkTornByACrashedAppendIsRepaired) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  Expected e;
+  {
+    RunLog log = RunLog::create(path, es_columns());
+    e = fill(log, 0, 5);
+  }
+  const std::uint64_t offset = first_chunk_offset(path, "seconds");
+  test::overwrite_bytes(path, offset + 5 * sizeof(double), sizeof(double) / 2, 0x3f);  // row 5
+  StderrCapture capture;
+  RunLog log = RunLog::open(path);
+  expect_rows(log, e);
+  fill(log, 5, 1);
+  EXPECT_EQ(log.rows(), 6u);
+  EXPECT_EQ(capture.text(), "");
+}
+
 TEST(RunLog, SyncAndUseAfterClose) {
   TempDir dir;
   RunLog log = RunLog::create(dir / "log.h5", es_columns());
