@@ -130,6 +130,27 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  # Refused before the run: exit 2, one readable line (no 300-digit range limit).
+  expect_refused() {  # expect_refused PATTERN ARGS...
+    local pattern="$1"
+    shift
+    local status=0
+    "${es[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq 2 ]] || { cat err.txt >&2; fail "exit $status, not 2, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+    ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
+  }
+  for option in sigma learning-rate l2 target-return time-limit; do
+    for value in nan inf -inf; do
+      expect_refused "--$option: must be a finite number" "--$option=$value"
+      printf '%s = %s\n' "$option" "$value" >value.toml
+      expect_refused "--$option: must be a finite number" --config value.toml
+    done
+  done
+  expect_refused "--l2: must be a finite number >= 0, not -1" --l2 -1
+  expect_refused "--workers: must be a finite number >= 0, not -2" --workers -2
+  expect_refused "--population: must be a finite number in \[2, 10000000\], not -4" --population -4
   ;;
 step-sleep)
   # Pendulum episodes are 200 steps; one task holds the 4 pairs (8 episodes), so each generation

@@ -141,6 +141,28 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  # Refused before the run: exit 2, one readable line (no 300-digit range limit).
+  expect_refused() {  # expect_refused PATTERN ARGS...
+    local pattern="$1"
+    shift
+    local status=0
+    "${ppo[@]}" "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq 2 ]] || { cat err.txt >&2; fail "exit $status, not 2, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+    ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
+  }
+  for option in learning-rate gamma gae-lambda clip value-coefficient entropy-coefficient \
+    max-gradient-norm initial-log-std target-return; do
+    for value in nan inf -inf; do
+      expect_refused "--$option: must be a finite number" "--$option=$value"
+      printf '%s = %s\n' "$option" "$value" >value.toml
+      expect_refused "--$option: must be a finite number" --config value.toml
+    done
+  done
+  expect_refused "--gamma: must be a finite number in \[0, 1\], not 1.5" --gamma 1.5
+  expect_refused "--entropy-coefficient: must be a finite number >= 0, not -1" \
+    --entropy-coefficient -1
   ;;
 *)
   fail "unknown check '$2'"

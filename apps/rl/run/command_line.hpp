@@ -6,6 +6,7 @@
 //   fiber::rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop, "...");
 //   fiber::rl::add_run_files(app, o.files, "generation");
 //   fiber::rl::parse_or_exit(app, o.files, argc, argv);  // also fills in o.files.checkpoint
+//   app.add_option("--sigma", o.sigma)->check(fiber::rl::positive());  // also refuses nan, inf
 //   if (bad) fiber::rl::reject(app, "--population must be even, not 3");
 #pragma once
 
@@ -14,9 +15,17 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 
 namespace fiber::rl {
+
+// Checks of number options, flags and TOML values alike. Each refuses NaN, infinities and
+// anything that is not a number, with a message that names the accepted range.
+CLI::Validator finite();                          // any finite number
+CLI::Validator positive();                        // finite, > 0
+CLI::Validator non_negative();                    // finite, >= 0
+CLI::Validator in_range(double min, double max);  // finite, in [min, max]
 
 // The files of a run.
 struct RunFiles {
