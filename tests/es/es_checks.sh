@@ -141,6 +141,14 @@ bad-input)
     [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
     ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
   }
+  # TOML files: the file, line and column of the fault.
+  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
+  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
+  expect_refused "syntax.toml:2:17: " --config syntax.toml
+  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
+  expect_refused "unterminated.toml:3:" --config unterminated.toml
+  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
+  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
   for option in sigma learning-rate l2 target-return time-limit; do
     for value in nan inf -inf; do
       expect_refused "--$option: must be a finite number" "--$option=$value"

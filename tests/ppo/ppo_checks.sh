@@ -152,6 +152,14 @@ bad-input)
     [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
     ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
   }
+  # TOML files: the file, line and column of the fault.
+  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
+  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
+  expect_refused "syntax.toml:2:17: " --config syntax.toml
+  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
+  expect_refused "unterminated.toml:3:" --config unterminated.toml
+  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
+  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
   for option in learning-rate gamma gae-lambda clip value-coefficient entropy-coefficient \
     max-gradient-norm initial-log-std target-return; do
     for value in nan inf -inf; do

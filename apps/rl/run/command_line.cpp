@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+
+#include "run/toml_config.hpp"
 
 namespace fiber::rl {
 
@@ -79,6 +82,7 @@ void add_run_files(CLI::App& app, RunFiles& files, const std::string& step) {
 }
 
 void parse_or_exit(CLI::App& app, RunFiles& files, int argc, char** argv) {
+  app.config_formatter(std::make_shared<TomlConfig>(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
