@@ -6,6 +6,7 @@
 #include <string>
 
 #include "envs/environment.hpp"
+#include "run/network_memory.hpp"
 
 namespace fiber::es {
 
@@ -94,6 +95,21 @@ Options parse_options(int argc, char** argv) {
   if (std::find(known.begin(), known.end(), o.environment) == known.end()) {
     rl::reject(app, "unknown environment '" + o.environment + "'; known: " + names);
   }
+  auto environment = rl::make_environment(o.environment);
+  std::vector<long> layers{environment->observation_size()};
+  layers.insert(layers.end(), o.hidden.begin(), o.hidden.end());
+  layers.push_back(environment->action_space().size);
+  // The master: theta and Adam's m and v, in the state and in the generation's working copy; the
+  // network drawn first; the broadcast generation, its message and the copy kept for workers that
+  // join later; the gradient and the update's temporaries. A worker: the message in its MPI
+  // process and its task process, the generation kept, the network, a perturbation, the
+  // perturbed parameters, a gradient part.
+  constexpr int kMasterCopies = 12;
+  constexpr int kWorkerCopies = 8;
+  rl::check_network_memory(app, {.parameters = rl::mlp_parameters(layers),
+                                 .master_copies = kMasterCopies,
+                                 .worker_copies = kWorkerCopies,
+                                 .workers = o.workers});
   if (o.population % 2 != 0) {
     rl::reject(app,
                "--population must be even (antithetic pairs), not " + std::to_string(o.population));

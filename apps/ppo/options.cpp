@@ -6,6 +6,7 @@
 
 #include "environment_state.hpp"
 #include "envs/environment.hpp"
+#include "run/network_memory.hpp"
 
 namespace fiber::ppo {
 
@@ -115,6 +116,24 @@ Options parse_options(int argc, char** argv) {
                         "segment); supported: " +
                         names);
   }
+  auto environment = rl::make_environment(o.environment);
+  const auto& space = environment->action_space();
+  std::vector<long> policy{environment->observation_size()};
+  policy.insert(policy.end(), o.hidden.begin(), o.hidden.end());
+  std::vector<long> value = policy;
+  policy.push_back(space.size);
+  value.push_back(1);
+  double log_std = space.discrete ? 0 : space.size;
+  // The master: the parameters, Adam's m and v, the gradient, the minibatch's gradient, the
+  // broadcast parameters, their message and the copy kept for workers that join later. A worker:
+  // the message in its MPI process and its task process, the parameters, the networks.
+  constexpr int kMasterCopies = 8;
+  constexpr int kWorkerCopies = 4;
+  rl::check_network_memory(
+      app, {.parameters = rl::mlp_parameters(policy) + log_std + rl::mlp_parameters(value),
+            .master_copies = kMasterCopies,
+            .worker_copies = kWorkerCopies,
+            .workers = o.workers > 0 ? o.workers : o.environments});
   if (o.batch_size() / o.minibatches < 2) {
     rl::reject(app, "--minibatches " + std::to_string(o.minibatches) +
                         " leaves fewer than 2 samples per " +

@@ -152,6 +152,9 @@ bad-input)
     [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
     ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
   }
+  # A network far too large for any node's memory (10^10 weights a layer): refused at once.
+  expect_refused "--hidden: the networks. [0-9]* parameters would need about .* GiB on this node" \
+    --hidden 100000 100000 --workers 2
   # TOML files: the file, line and column of the fault.
   expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
   printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
