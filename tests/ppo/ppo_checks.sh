@@ -141,17 +141,18 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
-  # Refused before the run: exit 2, one readable line (no 300-digit range limit).
-  expect_refused() {  # expect_refused PATTERN ARGS...
-    local pattern="$1"
-    shift
+  expect_status() {  # expect_status STATUS PATTERN COMMAND...: that status, one readable line
+    local expected="$1" pattern="$2"
+    shift 2
     local status=0
-    "${ppo[@]}" "$@" >out.txt 2>err.txt || status=$?
-    [[ $status -eq 2 ]] || { cat err.txt >&2; fail "exit $status, not 2, for: $*"; }
+    "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq $expected ]] || { cat err.txt >&2; fail "exit $status, not $expected, for: $*"; }
     grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
     [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
     ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
   }
+  # Refused before the run: exit 2 (no 300-digit range limit in the line).
+  expect_refused() { expect_status 2 "$1" "${ppo[@]}" "${@:2}"; }
   # A network far too large for any node's memory (10^10 weights a layer): refused at once.
   expect_refused "--hidden: the networks. [0-9]* parameters would need about .* GiB on this node" \
     --hidden 100000 100000 --workers 2
