@@ -85,6 +85,7 @@ Options parse_options(int argc, char** argv) {
       ->check(rl::in_range(0, 10'000'000))
       ->capture_default_str();
   rl::add_run_files(app, o.files, "generation");
+  rl::add_task_timeout(app, o.task_timeout, "a task (its perturbations' or evaluation's episodes)");
   app.add_option("--time-limit", o.time_limit,
                  "stop (with a checkpoint) after the generation that ends past this many seconds "
                  "of this invocation; 0: no limit")

@@ -32,7 +32,8 @@ struct Options {
   int workers = 0;        // 0: one per slot
   int step_sleep_us = 0;  // simulated cost per environment step, slept (scaling benchmarks)
   rl::RunFiles files{"es-run.h5"};
-  double time_limit = 0;    // seconds for this invocation; 0: none
+  double task_timeout = rl::kDefaultTaskTimeoutSeconds;  // seconds a task may run; 0: no limit
+  double time_limit = 0;                                 // seconds for this invocation; 0: none
   std::string config_text;  // the effective configuration, for the run log
 };
 

@@ -141,7 +141,9 @@ int train(const Options& o) {
                     .common_start_states = o.common_start_states,
                     .squash_actions = o.continuous_actions == "tanh",
                     .step_sleep_us = o.step_sleep_us};
-  fiber::Pool pool({.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
+  fiber::Pool pool({.processes = o.workers,
+                    .initializer = fiber::call(es_setup, settings),
+                    .task_timeout = rl::task_timeout(o.task_timeout)});
   const std::string host_list = rl::host_list(pool);
   log->set_meta("hosts", host_list);
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",

@@ -100,6 +100,7 @@ Options parse_options(int argc, char** argv) {
   rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
                  "park the workers (pool size 0) while the master updates the networks");
   rl::add_run_files(app, o.files, "iteration");
+  rl::add_task_timeout(app, o.task_timeout, "a task (one slot's segment or evaluation episodes)");
   app.add_option("--stop-after", o.stop_after,
                  "stop (with a checkpoint) once this many iterations are done, the schedule "
                  "still set by --total-timesteps: a long run in pieces (0: run to the end)")

@@ -38,6 +38,7 @@ struct Options {
   int workers = 0;                  // 0: one per slot
   bool park_during_update = false;  // shrink the pool to 0 while the master updates
   rl::RunFiles files{"ppo-run.h5"};
+  double task_timeout = rl::kDefaultTaskTimeoutSeconds;  // seconds a task may run; 0: no limit
   std::int64_t stop_after = 0;  // stop (with a checkpoint) once this many iterations are done
   std::string config_text;      // the effective configuration, for the run log
 

@@ -328,7 +328,9 @@ int train(const Options& o) {
   Options run = o;
   if (run.workers == 0) run.workers = o.environments;
   Settings settings{o.environment, o.hidden, o.seed};
-  fiber::Pool pool({.processes = run.workers, .initializer = fiber::call(ppo_setup, settings)});
+  fiber::Pool pool({.processes = run.workers,
+                    .initializer = fiber::call(ppo_setup, settings),
+                    .task_timeout = rl::task_timeout(o.task_timeout)});
   const std::string host_list = rl::host_list(pool);
   log->set_meta("hosts", host_list);
   std::printf(

@@ -153,6 +153,17 @@ bad-input)
   }
   expect_status 1 "^fiber-es: error: .*needs .* MiB in /dev/shm" small_shm "${es[@]}" --workers 1 \
     --noise-size 25000000 --output shm.h5
+  # --task-timeout: a task longer than it (two Pendulum episodes, each sleeping 200 x 10 ms) is
+  # killed, tried again twice, then ends the run with one line; the same task under a timeout
+  # longer than it completes.
+  grep -q -- "--task-timeout FLOAT:FINITE in \[0, 4000000\]=600" <("${es[@]}" --help) ||
+    fail "--task-timeout default"
+  slow=(--env Pendulum-v1 --population 2 --pairs-per-task 1 --eval-episodes 0 --workers 1
+    --noise-size 100000 --step-sleep-us 10000 --generations 1)
+  expect_status 1 "^fiber-es: error: .*timed out 3 times.*raise --task-timeout" \
+    "${es[@]}" "${slow[@]}" --task-timeout 1 --output timeout.h5
+  "${es[@]}" "${slow[@]}" --task-timeout 60 --output in-time.h5 | grep -q "fiber-es: done" ||
+    fail "a task within --task-timeout did not complete"
   # TOML files: the file, line and column of the fault.
   expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
   printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml

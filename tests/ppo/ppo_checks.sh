@@ -156,6 +156,14 @@ bad-input)
   # A network far too large for any node's memory (10^10 weights a layer): refused at once.
   expect_refused "--hidden: the networks. [0-9]* parameters would need about .* GiB on this node" \
     --hidden 100000 100000 --workers 2
+  # --task-timeout: a task longer than it (a segment of a million steps) is killed, tried again
+  # twice, then ends the run with one line.
+  grep -q -- "--task-timeout FLOAT:FINITE in \[0, 4000000\]=600" <("${ppo[@]}" --help) ||
+    fail "--task-timeout default"
+  expect_status 1 "^fiber-ppo: error: .*timed out 3 times.*raise --task-timeout" \
+    "${ppo[@]}" --env Pendulum-v1 --envs 1 --steps 1000000 --total-timesteps 1000000 \
+    --minibatches 1 --hidden 256 256 --eval-every 0 --workers 1 --task-timeout 1 \
+    --output timeout.h5
   # TOML files: the file, line and column of the fault.
   expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
   printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml

@@ -22,6 +22,8 @@ int report_current_exception(const char* program) {
     throw;
   } catch (const std::bad_alloc&) {
     what = "out of memory (std::bad_alloc)";
+  } catch (const fiber::TimeoutError& error) {
+    what = std::string(error.what()) + "; if tasks really take this long, raise --task-timeout";
   } catch (const std::exception& error) {
     what = error.what();
   } catch (...) {

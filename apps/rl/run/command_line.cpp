@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -79,6 +80,23 @@ void add_run_files(CLI::App& app, RunFiles& files, const std::string& step) {
       ->capture_default_str();
   app.add_option("--resume", files.resume,
                  "continue from this checkpoint; 'auto': from --checkpoint if it exists");
+}
+
+void add_task_timeout(CLI::App& app, double& seconds, const std::string& item) {
+  // The pool sends a timeout in milliseconds as 32 bits: at most about 49 days.
+  constexpr double kLongestTaskTimeoutSeconds = 4'000'000;
+  app.add_option("--task-timeout", seconds,
+                 "seconds " + item +
+                     " may run before it is killed; tried again twice, then the run fails "
+                     "(a stuck simulator); 0: no limit")
+      ->check(in_range(0, kLongestTaskTimeoutSeconds))
+      ->capture_default_str();
+}
+
+std::chrono::milliseconds task_timeout(double seconds) {
+  if (seconds <= 0) return std::chrono::milliseconds{0};
+  auto milliseconds = std::llround(seconds * 1000);
+  return std::chrono::milliseconds{std::max<long long>(1, milliseconds)};
 }
 
 void parse_or_exit(CLI::App& app, RunFiles& files, int argc, char** argv) {
