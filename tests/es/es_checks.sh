@@ -176,7 +176,7 @@ bad-input)
     for value in nan inf -inf; do
       expect_refused "--$option: must be a finite number" "--$option=$value"
       printf '%s = %s\n' "$option" "$value" >value.toml
-      expect_refused "--$option: must be a finite number" --config value.toml
+      expect_refused "value.toml:1:1: --$option: must be a finite number" --config value.toml
     done
   done
   expect_refused "--l2: must be a finite number >= 0, not -1" --l2 -1

@@ -15,6 +15,19 @@ std::string where(const std::string& file, const toml::source_region& region) {
   return fmt::format("{}:{}:{}", file, region.begin.line, region.begin.column);
 }
 
+// The message of the first check of `option` that refuses `input`; "" if none does.
+std::string refusal(CLI::Option& option, const std::string& input) {
+  for (int index = 0;; ++index) {
+    const CLI::Validator* check = nullptr;
+    try {
+      check = option.get_validator(index);
+    } catch (const CLI::OptionNotFound&) {
+      return "";  // past the last check (CLI11 does not say how many there are)
+    }
+    if (auto message = (*check)(input); !message.empty()) return message;
+  }
+}
+
 }  // namespace
 
 std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const {
@@ -36,8 +49,22 @@ std::vector<CLI::ConfigItem> TomlConfig::from_config(std::istream& input) const 
           fmt::format("{}: unknown option '{}'", where(file, key.source()), key.str()));
     }
   }
+  // The values as CLI11 reads them, checked here to say where they are. An option also given on
+  // the command line keeps that value, as in CLI11: its value in the file is not used.
   std::istringstream checked(text);
-  return CLI::ConfigTOML::from_config(checked);
+  std::vector<CLI::ConfigItem> values = CLI::ConfigTOML::from_config(checked);
+  for (const auto& item : values) {
+    CLI::Option* option = app_.get_option_no_throw("--" + item.name);
+    auto entry = table.find(item.name);
+    if (option == nullptr || option->count() > 0 || entry == table.end()) continue;
+    for (const auto& value : item.inputs) {
+      if (auto message = refusal(*option, value); !message.empty()) {
+        throw CLI::ConfigError(
+            fmt::format("{}: --{}: {}", where(file, entry->first.source()), item.name, message));
+      }
+    }
+  }
+  return values;
 }
 
 }  // namespace fiber::rl
