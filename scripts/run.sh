@@ -8,8 +8,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" --target fiber-es fiberrun | grep -E "error|warning" || true
 build_dir=${BUILD_DIR:-$root/build}
 output=${FIBER_ES_OUTPUT:-$root/es-run.h5}
+# The demo run with no arguments starts anew each time, replacing its own log and checkpoint
+# (fiber-es refuses to replace an existing file unless told, README "Data safety"); with
+# arguments, fiber-es's refusals apply.
+replace=()
+[[ $# -eq 0 ]] && replace=(--overwrite)
 echo "fiber: running fiber-es under fiberrun (mpirun -n 1: the master spawns its workers)"
 "$build_dir/libfiber/fiberrun" -n 1 "$build_dir/apps/es/fiber-es" \
-  --config "$root/apps/es/configs/cartpole.toml" --output "$output" "$@"
+  --config "$root/apps/es/configs/cartpole.toml" --output "$output" "${replace[@]}" "$@"
 /usr/bin/python3 "$root/scripts/plot.py" "$output" -o "${output%.h5}.png"
 echo "fiber: run log (HDF5) $output, checkpoint ${output%.h5}.ckpt.h5, learning curve ${output%.h5}.png"

@@ -14,8 +14,8 @@ packages=(
   build-essential cmake pkg-config
   # MPI and messages (PLATFORM.md: Open MPI 4.1 with UCX, Boost 1.74)
   openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev
-  # command line, logging
-  libcli11-dev libspdlog-dev libfmt-dev
+  # command line (and its TOML files), logging
+  libcli11-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   # the applications: linear algebra, physics (and its sample models), HDF5 files
   libeigen3-dev libmujoco-dev libmujoco-samples libhdf5-dev hdf5-tools
   # libmujoco-dev's CMake package names /usr/include/libqhull_r without depending on it

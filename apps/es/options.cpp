@@ -6,6 +6,7 @@
 #include <string>
 
 #include "envs/environment.hpp"
+#include "run/network_memory.hpp"
 
 namespace fiber::es {
 
@@ -23,38 +24,38 @@ Options parse_options(int argc, char** argv) {
   for (const auto& name : rl::environment_names()) names += (names.empty() ? "" : ", ") + name;
   app.add_option("--env", o.environment, "environment: " + names)->capture_default_str();
   app.add_option("--generations", o.generations, "generations to run (in all, with --resume)")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--population", o.population, "perturbations evaluated per generation (even)")
-      ->check(CLI::Range(2, 10'000'000))
+      ->check(rl::in_range(2, 10'000'000))
       ->capture_default_str();
   app.add_option("--pairs-per-task", o.pairs_per_task,
                  "antithetic pairs one task evaluates (episodes per task: twice this)")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--sigma", o.sigma, "standard deviation of the parameter noise")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--learning-rate", o.learning_rate, "Adam stepsize")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--l2", o.l2, "weight decay coefficient")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--hidden", o.hidden, "hidden layer sizes of the tanh MLP policy")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--noise-size", o.noise_size,
                  "float32 entries of the noise table, one copy per node (250000000 = 1 GB on a "
                  "cluster)")
-      ->check(CLI::Range(std::int64_t{1'000}, std::int64_t{4'000'000'000}))
+      ->check(rl::in_range(1'000, 4'000'000'000))
       ->capture_default_str();
   app.add_option("--noise-seed", o.noise_seed, "seed of the noise table")->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the policy and of the noise sampling")
       ->capture_default_str();
   app.add_option("--episodes-per-perturbation", o.episodes_per_perturbation,
                  "episodes (from different start states) averaged into each perturbation's return")
-      ->check(CLI::Range(1, 1000))
+      ->check(rl::in_range(1, 1000))
       ->capture_default_str();
   rl::add_switch(app, "--common-start-states,!--no-common-start-states", o.common_start_states,
                  "every perturbation of a generation starts from the same states (common random "
@@ -66,35 +67,52 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--eval-episodes", o.eval_episodes,
                  "episodes of the unperturbed policy per generation")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--target-return", o.target_return, "the eval return that solves the task")
+      ->check(rl::finite())
       ->capture_default_str();
   rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop_at_target,
                  "stop once the eval return reaches --target-return");
   rl::add_switch(app, "--normalize-observations,!--no-normalize-observations",
                  o.normalize_observations, "running observation normalization (as OpenAI-ES)");
   app.add_option("--workers", o.workers, "pool size; 0 = one per processor slot")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--step-sleep-us", o.step_sleep_us,
                  "simulated cost of an environment step in microseconds, slept at the end of "
                  "each episode: a controlled episode cost for scaling benchmarks (0: none)")
-      ->check(CLI::Range(0, 10'000'000))
+      ->check(rl::in_range(0, 10'000'000))
       ->capture_default_str();
   rl::add_run_files(app, o.files, "generation");
   app.add_flag("--overwrite", o.overwrite,
                "a new run replaces the file at --output, whatever it holds (otherwise refused)");
+  rl::add_task_timeout(app, o.task_timeout, "a task (its perturbations' or evaluation's episodes)");
   app.add_option("--time-limit", o.time_limit,
                  "stop (with a checkpoint) after the generation that ends past this many seconds "
                  "of this invocation; 0: no limit")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   rl::parse_or_exit(app, o.files, argc, argv);
   auto known = rl::environment_names();
   if (std::find(known.begin(), known.end(), o.environment) == known.end()) {
     rl::reject(app, "unknown environment '" + o.environment + "'; known: " + names);
   }
+  auto environment = rl::make_environment(o.environment);
+  std::vector<long> layers{environment->observation_size()};
+  layers.insert(layers.end(), o.hidden.begin(), o.hidden.end());
+  layers.push_back(environment->action_space().size);
+  // The master: theta and Adam's m and v, in the state and in the generation's working copy; the
+  // network drawn first; the broadcast generation, its message and the copy kept for workers that
+  // join later; the gradient and the update's temporaries. A worker: the message in its MPI
+  // process and its task process, the generation kept, the network, a perturbation, the
+  // perturbed parameters, a gradient part.
+  constexpr int kMasterCopies = 12;
+  constexpr int kWorkerCopies = 8;
+  rl::check_network_memory(app, {.parameters = rl::mlp_parameters(layers),
+                                 .master_copies = kMasterCopies,
+                                 .worker_copies = kWorkerCopies,
+                                 .workers = o.workers});
   if (o.population % 2 != 0) {
     rl::reject(app,
                "--population must be even (antithetic pairs), not " + std::to_string(o.population));

@@ -33,7 +33,8 @@ struct Options {
   int step_sleep_us = 0;   // simulated cost per environment step, slept (scaling benchmarks)
   bool overwrite = false;  // a new run may replace any file at --output
   rl::RunFiles files{"es-run.h5"};
-  double time_limit = 0;    // seconds for this invocation; 0: none
+  double task_timeout = rl::kDefaultTaskTimeoutSeconds;  // seconds a task may run; 0: no limit
+  double time_limit = 0;                                 // seconds for this invocation; 0: none
   std::string config_text;  // the effective configuration, for the run log
 };
 

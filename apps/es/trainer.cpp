@@ -159,8 +159,9 @@ int train(const Options& o) {
                     .step_sleep_us = o.step_sleep_us};
   std::optional<fiber::Pool> started_pool;
   try {
-    started_pool.emplace(
-        fiber::PoolOptions{.processes = o.workers, .initializer = fiber::call(es_setup, settings)});
+    started_pool.emplace(fiber::PoolOptions{.processes = o.workers,
+                                            .initializer = fiber::call(es_setup, settings),
+                                            .task_timeout = rl::task_timeout(o.task_timeout)});
   } catch (const fiber::Error& error) {
     return failed(error, kExitError);
   }

@@ -6,6 +6,7 @@
 
 #include "environment_state.hpp"
 #include "envs/environment.hpp"
+#include "run/network_memory.hpp"
 
 namespace fiber::ppo {
 
@@ -23,21 +24,21 @@ Options parse_options(int argc, char** argv) {
   for (const auto& name : rl::environment_names()) {
     if (has_capturable_state(name)) names += (names.empty() ? "" : ", ") + name;
   }
-  const auto unit_interval = CLI::Range(0.0, 1.0);
+  const auto unit_interval = rl::in_range(0.0, 1.0);
   app.add_option("--env", o.environment, "environment: " + names)->capture_default_str();
   app.add_option("--total-timesteps", o.total_timesteps,
                  "environment steps to train for (in all, with --resume)")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--envs", o.environments,
                  "environment slots; each iteration runs one segment task per slot")
-      ->check(CLI::Range(1, 1'000'000))
+      ->check(rl::in_range(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--steps", o.steps, "steps per environment per iteration (segment length)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->check(rl::in_range(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--learning-rate", o.learning_rate, "Adam stepsize")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   rl::add_switch(app, "--anneal-learning-rate,!--no-anneal-learning-rate", o.anneal_learning_rate,
                  "decrease the learning rate linearly to 0 over the run");
@@ -48,23 +49,23 @@ Options parse_options(int argc, char** argv) {
       ->check(unit_interval)
       ->capture_default_str();
   app.add_option("--epochs", o.epochs, "passes over an iteration's samples")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--minibatches", o.minibatches, "minibatches per epoch")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--clip", o.clip, "ratio clipping range of the surrogate objective")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--value-coefficient", o.value_coefficient, "weight of the value loss")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--entropy-coefficient", o.entropy_coefficient, "weight of the entropy bonus")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--max-gradient-norm", o.max_gradient_norm,
                  "global gradient norm clipping (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   rl::add_switch(app, "--normalize-advantages,!--no-normalize-advantages", o.normalize_advantages,
                  "normalize advantages per minibatch");
@@ -74,36 +75,38 @@ Options parse_options(int argc, char** argv) {
                  "scale rewards by the running std of the discounted return");
   app.add_option("--initial-log-std", o.initial_log_std,
                  "initial log standard deviation of continuous actions")
-      ->check(CLI::Range(-10.0, 10.0))
+      ->check(rl::in_range(-10.0, 10.0))
       ->capture_default_str();
   app.add_option("--hidden", o.hidden, "hidden layer sizes of the tanh MLPs (policy and value)")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the networks, environments and sampling")
       ->capture_default_str();
   app.add_option("--eval-every", o.eval_every,
                  "iterations between evaluations of the deterministic policy (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   app.add_option("--eval-episodes", o.eval_episodes, "episodes per evaluation")
-      ->check(CLI::PositiveNumber)
+      ->check(rl::positive())
       ->capture_default_str();
   app.add_option("--target-return", o.target_return, "the eval return that solves the task")
+      ->check(rl::finite())
       ->capture_default_str();
   rl::add_switch(app, "--stop-at-target,!--no-stop-at-target", o.stop_at_target,
                  "stop once the eval return reaches --target-return");
   app.add_option("--workers", o.workers, "pool size; 0 = one per environment slot")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
                  "park the workers (pool size 0) while the master updates the networks");
   rl::add_run_files(app, o.files, "iteration");
   app.add_flag("--overwrite", o.overwrite,
                "a new run replaces the file at --output, whatever it holds (otherwise refused)");
+  rl::add_task_timeout(app, o.task_timeout, "a task (one slot's segment or evaluation episodes)");
   app.add_option("--stop-after", o.stop_after,
                  "stop (with a checkpoint) once this many iterations are done, the schedule "
                  "still set by --total-timesteps: a long run in pieces (0: run to the end)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rl::non_negative())
       ->capture_default_str();
   rl::parse_or_exit(app, o.files, argc, argv);
   auto known = rl::environment_names();
@@ -116,6 +119,24 @@ Options parse_options(int argc, char** argv) {
                         "segment); supported: " +
                         names);
   }
+  auto environment = rl::make_environment(o.environment);
+  const auto& space = environment->action_space();
+  std::vector<long> policy{environment->observation_size()};
+  policy.insert(policy.end(), o.hidden.begin(), o.hidden.end());
+  std::vector<long> value = policy;
+  policy.push_back(space.size);
+  value.push_back(1);
+  double log_std = space.discrete ? 0 : space.size;
+  // The master: the parameters, Adam's m and v, the gradient, the minibatch's gradient, the
+  // broadcast parameters, their message and the copy kept for workers that join later. A worker:
+  // the message in its MPI process and its task process, the parameters, the networks.
+  constexpr int kMasterCopies = 8;
+  constexpr int kWorkerCopies = 4;
+  rl::check_network_memory(
+      app, {.parameters = rl::mlp_parameters(policy) + log_std + rl::mlp_parameters(value),
+            .master_copies = kMasterCopies,
+            .worker_copies = kWorkerCopies,
+            .workers = o.workers > 0 ? o.workers : o.environments});
   if (o.batch_size() / o.minibatches < 2) {
     rl::reject(app, "--minibatches " + std::to_string(o.minibatches) +
                         " leaves fewer than 2 samples per " +

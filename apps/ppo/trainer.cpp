@@ -348,7 +348,8 @@ int train(const Options& o) {
   std::optional<fiber::Pool> started_pool;
   try {
     started_pool.emplace(fiber::PoolOptions{.processes = run.workers,
-                                            .initializer = fiber::call(ppo_setup, settings)});
+                                            .initializer = fiber::call(ppo_setup, settings),
+                                            .task_timeout = rl::task_timeout(o.task_timeout)});
   } catch (const fiber::Error& error) {
     return failed(error, kExitError);
   }

@@ -139,6 +139,58 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  expect_status() {  # expect_status STATUS PATTERN COMMAND...: that status, one readable line
+    local expected="$1" pattern="$2"
+    shift 2
+    local status=0
+    "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq $expected ]] || { cat err.txt >&2; fail "exit $status, not $expected, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+    ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
+  }
+  # Refused before the run: exit 2 (no 300-digit range limit in the line).
+  expect_refused() { expect_status 2 "$1" "${es[@]}" "${@:2}"; }
+  # A network far too large for any node's memory (10^10 weights a layer): refused at once.
+  expect_refused "--hidden: the networks. [0-9]* parameters would need about .* GiB on this node" \
+    --hidden 100000 100000 --workers 2
+  # An exception that reaches main (here a 64 MiB /dev/shm, in a private mount namespace, too
+  # small for the noise table): one line, exit 1, no abort and backtrace.
+  small_shm() {  # small_shm COMMAND...: runs it with a private 64 MiB /dev/shm
+    unshare --map-root-user --mount \
+      sh -c 'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$@"' sh "$@"
+  }
+  expect_status 1 "^fiber-es: error: .*needs .* MiB in /dev/shm" small_shm "${es[@]}" --workers 1 \
+    --noise-size 25000000 --output shm.h5
+  # --task-timeout: a task longer than it (two Pendulum episodes, each sleeping 200 x 10 ms) is
+  # killed, tried again twice, then ends the run with one line; the same task under a timeout
+  # longer than it completes.
+  grep -q -- "--task-timeout FLOAT:FINITE in \[0, 4000000\]=600" <("${es[@]}" --help) ||
+    fail "--task-timeout default"
+  slow=(--env Pendulum-v1 --population 2 --pairs-per-task 1 --eval-episodes 0 --workers 1
+    --noise-size 100000 --step-sleep-us 10000 --generations 1)
+  expect_status 1 "^fiber-es: error: .*timed out 3 times.*raise --task-timeout" \
+    "${es[@]}" "${slow[@]}" --task-timeout 1 --output timeout.h5
+  "${es[@]}" "${slow[@]}" --task-timeout 60 --output in-time.h5 | grep -q "fiber-es: done" ||
+    fail "a task within --task-timeout did not complete"
+  # TOML files: the file, line and column of the fault.
+  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
+  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
+  expect_refused "syntax.toml:2:17: " --config syntax.toml
+  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
+  expect_refused "unterminated.toml:3:" --config unterminated.toml
+  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
+  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
+  for option in sigma learning-rate l2 target-return time-limit; do
+    for value in nan inf -inf; do
+      expect_refused "--$option: must be a finite number" "--$option=$value"
+      printf '%s = %s\n' "$option" "$value" >value.toml
+      expect_refused "value.toml:1:1: --$option: must be a finite number" --config value.toml
+    done
+  done
+  expect_refused "--l2: must be a finite number >= 0, not -1" --l2 -1
+  expect_refused "--workers: must be a finite number >= 0, not -2" --workers -2
+  expect_refused "--population: must be a finite number in \[2, 10000000\], not -4" --population -4
   ;;
 step-sleep)
   # Pendulum episodes are 200 steps; one task holds the 4 pairs (8 episodes), so each generation

@@ -147,6 +147,48 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
+  expect_status() {  # expect_status STATUS PATTERN COMMAND...: that status, one readable line
+    local expected="$1" pattern="$2"
+    shift 2
+    local status=0
+    "$@" >out.txt 2>err.txt || status=$?
+    [[ $status -eq $expected ]] || { cat err.txt >&2; fail "exit $status, not $expected, for: $*"; }
+    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
+    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
+    ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
+  }
+  # Refused before the run: exit 2 (no 300-digit range limit in the line).
+  expect_refused() { expect_status 2 "$1" "${ppo[@]}" "${@:2}"; }
+  # A network far too large for any node's memory (10^10 weights a layer): refused at once.
+  expect_refused "--hidden: the networks. [0-9]* parameters would need about .* GiB on this node" \
+    --hidden 100000 100000 --workers 2
+  # --task-timeout: a task longer than it (a segment of a million steps) is killed, tried again
+  # twice, then ends the run with one line.
+  grep -q -- "--task-timeout FLOAT:FINITE in \[0, 4000000\]=600" <("${ppo[@]}" --help) ||
+    fail "--task-timeout default"
+  expect_status 1 "^fiber-ppo: error: .*timed out 3 times.*raise --task-timeout" \
+    "${ppo[@]}" --env Pendulum-v1 --envs 1 --steps 1000000 --total-timesteps 1000000 \
+    --minibatches 1 --hidden 256 256 --eval-every 0 --workers 1 --task-timeout 1 \
+    --output timeout.h5
+  # TOML files: the file, line and column of the fault.
+  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
+  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
+  expect_refused "syntax.toml:2:17: " --config syntax.toml
+  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
+  expect_refused "unterminated.toml:3:" --config unterminated.toml
+  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
+  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
+  for option in learning-rate gamma gae-lambda clip value-coefficient entropy-coefficient \
+    max-gradient-norm initial-log-std target-return; do
+    for value in nan inf -inf; do
+      expect_refused "--$option: must be a finite number" "--$option=$value"
+      printf '%s = %s\n' "$option" "$value" >value.toml
+      expect_refused "value.toml:1:1: --$option: must be a finite number" --config value.toml
+    done
+  done
+  expect_refused "--gamma: must be a finite number in \[0, 1\], not 1.5" --gamma 1.5
+  expect_refused "--entropy-coefficient: must be a finite number >= 0, not -1" \
+    --entropy-coefficient -1
   ;;
 data-safety)
   cartpole=(--config "$configs/cartpole.toml" --workers 2)
