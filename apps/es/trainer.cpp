@@ -17,6 +17,7 @@
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
 #include "run/checkpoint_parts.hpp"
+#include "run/exit_status.hpp"
 #include "run/run_log_start.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
@@ -27,9 +28,8 @@ namespace fiber::es {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Exit statuses (README): an error of the run, and bad input or a file that cannot be used.
-constexpr int kExitError = 1;
-constexpr int kExitBadInput = 2;
+using rl::kExitBadInput;
+using rl::kExitError;
 
 // Prints the error as fiber-es's one line and returns `status`.
 int failed(const std::exception& error, int status) {

@@ -21,6 +21,7 @@
 #include "return_scaler.hpp"
 #include "rollout.hpp"
 #include "run/checkpoint_parts.hpp"
+#include "run/exit_status.hpp"
 #include "run/run_log_start.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
@@ -33,9 +34,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kAdamEpsilon = 1e-5;  // as CleanRL
-// Exit statuses (README): an error of the run, and bad input or a file that cannot be used.
-constexpr int kExitError = 1;
-constexpr int kExitBadInput = 2;
+using rl::kExitBadInput;
+using rl::kExitError;
 
 // Prints the error as fiber-ppo's one line and returns `status`.
 int failed(const std::exception& error, int status) {

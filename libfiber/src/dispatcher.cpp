@@ -993,11 +993,11 @@ void Dispatcher::stop_workers() {
   for (std::size_t id = 0; id < workers_.size(); ++id) {
     Worker& worker = *workers_[id];
     if (receives_[id] != MPI_REQUEST_NULL) {
-      MPI_Cancel(&receives_[id]);
-      if (worker.dead) {
-        MPI_Request_free(&receives_[id]);  // never waited for: its process may be gone
+      mpi::check(MPI_Cancel(&receives_[id]), "MPI_Cancel");
+      if (worker.dead) {  // never waited for: its process may be gone
+        mpi::check(MPI_Request_free(&receives_[id]), "MPI_Request_free");
       } else {
-        MPI_Wait(&receives_[id], MPI_STATUS_IGNORE);
+        mpi::check(MPI_Wait(&receives_[id], MPI_STATUS_IGNORE), "MPI_Wait");
       }
     }
     // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize

@@ -49,9 +49,10 @@ int slots_for_workers() {
   }
   int* universe = nullptr;
   int found = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found);
+  mpi::check(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found),
+             "MPI_Comm_get_attr");
   int world = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world), "MPI_Comm_size");
   return found && universe && *universe > world ? *universe - world : 1;
 }
 
@@ -73,9 +74,15 @@ Runtime::Runtime(int argc, char** argv) {
   int provided = 0;
   // The dispatcher thread makes every MPI call between these two, never at the same time as the
   // main thread: MPI_THREAD_SERIALIZED is enough.
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  if (int rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS) {
+    std::fprintf(stderr, "fiber: MPI could not start: %s\n", mpi::error_text(rc).c_str());
+    std::exit(1);
+  }
+  // Errors come back as codes from here on (checked below), not as MPI's abort of the job.
+  mpi::check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  mpi::check(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm parent = MPI_COMM_NULL;
-  MPI_Comm_get_parent(&parent);
+  mpi::check(MPI_Comm_get_parent(&parent), "MPI_Comm_get_parent");
   if (parent != MPI_COMM_NULL) detail::serve_as_worker(parent);  // does not return
 
   if (provided < MPI_THREAD_SERIALIZED) {
@@ -83,8 +90,8 @@ Runtime::Runtime(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   int world_size = 1, world_rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world_size), "MPI_Comm_size");
+  mpi::check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
   if (world_size > 1) {
     if (world_rank == 0) {
       std::fprintf(stderr,
@@ -95,8 +102,6 @@ Runtime::Runtime(int argc, char** argv) {
     MPI_Finalize();
     std::exit(2);
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   // The master's host and pid, read before the dispatcher starts, name the run.
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));

@@ -41,7 +41,7 @@ constexpr auto kParkedPoll = 25ms;
 std::string host_name() {
   char name[MPI_MAX_PROCESSOR_NAME];
   int size = 0;
-  MPI_Get_processor_name(name, &size);
+  mpi::check(MPI_Get_processor_name(name, &size), "MPI_Get_processor_name");
   return std::string(name, size);
 }
 

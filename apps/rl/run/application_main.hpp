@@ -12,10 +12,9 @@
 
 #include <functional>
 
-namespace fiber::rl {
+#include "run/exit_status.hpp"
 
-// A run that failed (bad input is 2, a stopped run kExitPreempted, in stop_request.hpp).
-inline constexpr int kExitError = 1;
+namespace fiber::rl {
 
 int application_main(const char* program, int argc, char** argv, const std::function<int()>& run);
 

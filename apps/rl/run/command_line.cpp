@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "run/exit_status.hpp"
 #include "run/toml_config.hpp"
 
 namespace fiber::rl {
@@ -108,7 +109,7 @@ void parse_or_exit(CLI::App& app, RunFiles& files, int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     std::fprintf(stderr, "%s: %s (%s --help lists the options)\n", app.get_name().c_str(),
                  error.what(), app.get_name().c_str());
-    std::exit(2);
+    std::exit(kExitBadInput);
   }
   if (files.checkpoint.empty()) {
     files.checkpoint = std::filesystem::path(files.output).replace_extension(".ckpt.h5").string();
@@ -117,7 +118,7 @@ void parse_or_exit(CLI::App& app, RunFiles& files, int argc, char** argv) {
 
 void reject(const CLI::App& app, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), message.c_str());
-  std::exit(2);
+  std::exit(kExitBadInput);
 }
 
 }  // namespace fiber::rl

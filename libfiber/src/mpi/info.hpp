@@ -5,17 +5,21 @@
 
 #include <string>
 
+#include "mpi/error.hpp"
+
 namespace fiber::mpi {
 
 class Info {
  public:
-  Info() { MPI_Info_create(&info_); }
-  ~Info() { MPI_Info_free(&info_); }
+  Info() { check(MPI_Info_create(&info_), "MPI_Info_create"); }
+  ~Info() {
+    if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);  // nothing to do if it fails
+  }
   Info(const Info&) = delete;
   Info& operator=(const Info&) = delete;
 
   void set(const std::string& key, const std::string& value) {
-    MPI_Info_set(info_, key.c_str(), value.c_str());
+    check(MPI_Info_set(info_, key.c_str(), value.c_str()), "MPI_Info_set");
   }
   MPI_Info get() const { return info_; }
 

@@ -5,7 +5,10 @@
 
 #include <mpi.h>
 
+#include <cstdio>
 #include <utility>
+
+#include "mpi/error.hpp"
 
 namespace fiber::mpi {
 
@@ -31,9 +34,14 @@ class Intercomm {
   // would wait forever.
   void release() { comm_ = MPI_COMM_NULL; }
 
-  // Waits for pending communication on both sides, then separates the processes.
+  // Waits for pending communication on both sides, then separates the processes. (Also called
+  // from the destructor: a failure is said, not thrown.)
   void disconnect() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_disconnect(&comm_);
+    if (comm_ == MPI_COMM_NULL) return;
+    int rc = MPI_Comm_disconnect(&comm_);
+    if (rc != MPI_SUCCESS) {
+      std::fprintf(stderr, "fiber: MPI_Comm_disconnect failed: %s\n", error_text(rc).c_str());
+    }
     comm_ = MPI_COMM_NULL;
   }
 
