@@ -321,23 +321,10 @@ int train(const Options& o) {
 
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool.
-  std::optional<rl::RunFileLocks> locks;
-  std::string resume;
+  std::optional<rl::ClaimedRun> claimed;
   try {
-    locks.emplace(rl::claim_run_files(o.files.output, o.files.checkpoint));
-    for (const rl::FileLock* lock : {&locks->output, &locks->checkpoint}) {
-      if (!lock->takeover_note().empty()) {
-        std::fprintf(stderr, "fiber-ppo: %s\n", lock->takeover_note().c_str());
-      }
-    }
-    resume = o.files.checkpoint_to_resume();
-    if (!resume.empty()) {
-      load(state, identity, resume);
-    } else {
-      const std::string note = rl::check_new_output(
-          o.files.output, log_columns(), rl::existing_output(o.overwrite, o.files.resume));
-      if (!note.empty()) std::printf("fiber-ppo: %s\n", note.c_str());
-    }
+    claimed.emplace(rl::claim_run("fiber-ppo", o.files, o.overwrite, log_columns()));
+    if (!claimed->resume.empty()) load(state, identity, claimed->resume);
   } catch (const rl::StorageError& error) {
     return failed(error, kExitBadInput);
   }
@@ -358,10 +345,10 @@ int train(const Options& o) {
 
   std::optional<rl::RunLog> log;
   try {
-    if (!resume.empty()) {
+    if (!claimed->resume.empty()) {
       log.emplace(rl::continue_run_log(o.files.output, log_columns(),
-                                       static_cast<std::size_t>(state.iteration), resume));
-      std::printf("fiber-ppo: resumed from %s at iteration %lld\n", resume.c_str(),
+                                       static_cast<std::size_t>(state.iteration), claimed->resume));
+      std::printf("fiber-ppo: resumed from %s at iteration %lld\n", claimed->resume.c_str(),
                   static_cast<long long>(state.iteration));
     } else {
       log.emplace(rl::start_run_log(o.files.output, log_columns(),

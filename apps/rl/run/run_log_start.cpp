@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -76,6 +77,23 @@ std::string check_new_output(const std::string& path, const std::vector<RunLog::
       "no checkpoint to resume from yet: the run starts over, replacing its log {} "
       "({} rows)",
       path, *rows);
+}
+
+ClaimedRun claim_run(const char* program, const RunFiles& files, bool overwrite,
+                     const std::vector<RunLog::Column>& columns) {
+  ClaimedRun claimed{claim_run_files(files.output, files.checkpoint), ""};
+  for (const FileLock* lock : {&claimed.locks.output, &claimed.locks.checkpoint}) {
+    if (!lock->takeover_note().empty()) {
+      std::fprintf(stderr, "%s: %s\n", program, lock->takeover_note().c_str());
+    }
+  }
+  claimed.resume = files.checkpoint_to_resume();
+  if (claimed.resume.empty()) {
+    const std::string note =
+        check_new_output(files.output, columns, existing_output(overwrite, files.resume));
+    if (!note.empty()) std::printf("%s: %s\n", program, note.c_str());
+  }
+  return claimed;
 }
 
 RunLog start_run_log(const std::string& path, std::vector<RunLog::Column> columns,

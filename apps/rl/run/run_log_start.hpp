@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "run/command_line.hpp"
 #include "storage/file_lock.hpp"
 #include "storage/run_log.hpp"
 
@@ -25,6 +26,19 @@ struct RunFileLocks {
 // file (also through other spellings of its path), and files another run holds; then locks both
 // (which also proves their folders writable). StorageError, one line.
 RunFileLocks claim_run_files(const std::string& output, const std::string& checkpoint);
+
+// A run's files, claimed before anything is written: the locks, and the checkpoint it resumes
+// ("" for a new run, whose --output was checked).
+struct ClaimedRun {
+  RunFileLocks locks;
+  std::string resume;
+};
+
+// claim_run_files, a line "PROGRAM: ..." on stderr for each stale lock taken over, then the
+// checkpoint to resume, or for a new run check_new_output (its note printed). `columns` are those
+// of this program's log. StorageError, one line.
+ClaimedRun claim_run(const char* program, const RunFiles& files, bool overwrite,
+                     const std::vector<RunLog::Column>& columns);
 
 // What a run that does not resume does with a file already at its --output.
 enum class ExistingOutput {
