@@ -33,6 +33,8 @@ cd "$work"
 python=/usr/bin/python3
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../support/expect_status.sh
+source "$here/../support/expect_status.sh"
 
 case "$2" in
 solves)
@@ -139,16 +141,6 @@ bad-input)
   printf 'learning-rate = 0.1\nlearning_rat = 2\n' >bad.toml
   expect_error "learning_rat" --config bad.toml
   expect_error "hidden" --hidden 64 abc
-  expect_status() {  # expect_status STATUS PATTERN COMMAND...: that status, one readable line
-    local expected="$1" pattern="$2"
-    shift 2
-    local status=0
-    "$@" >out.txt 2>err.txt || status=$?
-    [[ $status -eq $expected ]] || { cat err.txt >&2; fail "exit $status, not $expected, for: $*"; }
-    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
-    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line: $*"; }
-    ! grep -qE '[0-9]{20}' err.txt || { cat err.txt >&2; fail "an unreadable number for: $*"; }
-  }
   # Refused before the run: exit 2 (no 300-digit range limit in the line).
   expect_refused() { expect_status 2 "$1" "${es[@]}" "${@:2}"; }
   # A network far too large for any node's memory (10^10 weights a layer): refused at once.
