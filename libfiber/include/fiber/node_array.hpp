@@ -10,8 +10,9 @@
 //
 // The copy lives in POSIX shared memory (/dev/shm), named after the run, the node and `name`;
 // the runtime removes it when it ends, and a small watcher process per copy removes it as soon
-// as the last process on that node that mapped it is gone, however it ended (SIGKILL too). Not an MPI shared window: those are collective over a
-// communicator fixed when they are made, and fiber's workers are spawned one by one and later.
+// as the last process on that node that mapped it is gone, however it ended (SIGKILL too).
+// Not an MPI shared window: those are collective over a communicator fixed when they are made,
+// and fiber's workers are spawned one by one and later.
 #pragma once
 
 #include <cstddef>
