@@ -119,7 +119,11 @@ int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset
   }
   auto ranks = fiberrun::read_rank_states(folder);
   if (ranks.empty()) {  // no rank reported (an appfile, or mpirun failed before starting one)
-    return WIFEXITED(mpirun_status) ? WEXITSTATUS(mpirun_status) : 128 + WTERMSIG(mpirun_status);
+    fiberrun::RankState mpirun_state =
+        WIFEXITED(mpirun_status)
+            ? fiberrun::RankState{fiberrun::RankState::Kind::exited, WEXITSTATUS(mpirun_status)}
+            : fiberrun::RankState{fiberrun::RankState::Kind::signaled, WTERMSIG(mpirun_status)};
+    return mpirun_state.shell_status();
   }
   for (const auto& [rank, state] : ranks) {
     std::string how = fiberrun::describe_signal(state);
@@ -150,7 +154,6 @@ int main(int argc, char** argv) {
     print_usage();
     return argc < 2 ? kUsageError : 0;
   }
-  fiber::detail::apply_launch_defaults();
   fiberrun::CommandLine command_line;
   try {
     command_line =
@@ -159,6 +162,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", error.what());
     return kUsageError;
   }
+  // Hosts named on the command line mean "not local", as a hostfile in the environment does
+  // (no loopback-only TCP, no oversubscription), unless FIBER_LOCAL says otherwise.
+  if (fiberrun::names_hosts(command_line)) setenv("FIBER_LOCAL", "0", /*overwrite=*/0);
+  fiber::detail::apply_launch_defaults();
   std::filesystem::path folder = make_status_folder();
   std::vector<std::string> supervisor{std::filesystem::read_symlink("/proc/self/exe").string(),
                                       std::string(fiberrun::kSuperviseRankFlag), folder.string()};

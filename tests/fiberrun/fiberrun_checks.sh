@@ -8,7 +8,8 @@
 #            75 comes back; a program that does not handle SIGINT gives 130, as in a shell.
 # killed:    a fiber master SIGKILLed while its workers run: 137 at once, the job ended.
 # options:   every mpirun option before the program reaches mpirun as given (value-taking ones
-#            too); what follows the program is the program's; `--` ends fiberrun's options.
+#            too); what follows the program is the program's; `--` ends fiberrun's options; a
+#            --hostfile means "not local", as a hostfile in the environment does.
 # installed: `cmake --install`: the installed fiber-es and fiber-pi run, also under fiberrun.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -119,8 +120,9 @@ options)
   printf 'localhost slots=4\n' >hosts
   expect_status 0 "$fiberrun" --wdir /tmp -x FIBER_CHECK=passed --map-by slot --bind-to none \
     --mca btl_base_verbose 0 --hostfile hosts --report-bindings -np 2 \
-    sh -c 'echo "$(pwd) $FIBER_CHECK $OMPI_COMM_WORLD_SIZE"'
-  [[ $(grep -c "^/tmp passed 2$" out.txt) -eq 2 ]] || { cat out.txt; fail "options lost"; }
+    sh -c 'echo "$(pwd) $FIBER_CHECK $OMPI_COMM_WORLD_SIZE ${OMPI_MCA_btl_tcp_if_include:-site}"'
+  # (A hostfile means the job may span machines: TCP is not kept on loopback.)
+  [[ $(grep -c "^/tmp passed 2 site$" out.txt) -eq 2 ]] || { cat out.txt; fail "options lost"; }
   # What follows the program is the program's, even in mpirun's spelling; one process by default.
   expect_status 0 "$fiberrun" sh -c 'echo "args: $* size $OMPI_COMM_WORLD_SIZE"' sh -n 5 --wdir x
   grep -qx "args: -n 5 --wdir x size 1" out.txt || { cat out.txt; fail "program's arguments"; }

@@ -12,6 +12,8 @@ namespace {
 // them fiberrun starts one process, the master.
 const std::set<std::string> kCountOptions = {"n",       "np",         "c",   "N",  "npernode",
                                              "pernode", "npersocket", "ppr", "app"};
+const std::set<std::string> kHostOptions = {"hostfile", "machinefile", "default-hostfile", "host",
+                                            "H"};
 constexpr std::string_view kPerResourceMapping = "ppr:";  // --map-by ppr:N:node gives a count
 constexpr std::string_view kSeparator = "--";
 
@@ -44,7 +46,8 @@ OptionTable parse_option_table(const std::string& help) {
 }
 
 std::optional<OptionTable> read_mpirun_option_table() {
-  std::unique_ptr<FILE, int (*)(FILE*)> help(popen("mpirun --help all 2>/dev/null", "r"), pclose);
+  std::unique_ptr<FILE, int (*)(FILE*)> help(
+      popen("mpirun --allow-run-as-root --help all 2>/dev/null", "r"), pclose);
   if (!help) return std::nullopt;
   std::string text;
   char buffer[4096];
@@ -91,6 +94,13 @@ CommandLine split_at_program(std::span<char* const> arguments,
     throw UsageError("fiberrun: no program after --");
   }
   return command_line;
+}
+
+bool names_hosts(const CommandLine& command_line) {
+  for (const auto& option : command_line.mpirun_options) {
+    if (is_option(option) && kHostOptions.contains(name_of(option))) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> mpirun_command(const CommandLine& command_line,

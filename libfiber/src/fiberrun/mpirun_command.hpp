@@ -38,6 +38,10 @@ struct CommandLine {
 CommandLine split_at_program(std::span<char* const> arguments,
                              const std::optional<OptionTable>& table);
 
+// Whether the options name the hosts to run on (--hostfile, --host, ...): the job may then span
+// machines, as with a batch system.
+bool names_hosts(const CommandLine& command_line);
+
 // mpirun's command: the options, `-n 1` unless they give a process count or placement, then
 // `supervisor` (the words that start fiberrun's rank supervisor) before the program.
 std::vector<std::string> mpirun_command(const CommandLine& command_line,
