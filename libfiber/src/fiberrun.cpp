@@ -8,7 +8,9 @@
 // Its exit status is the program's, as a shell gives it (see rank_status.hpp): mpirun, with
 // recovery on, says 0 whatever happened. SIGTERM and SIGINT sent to fiberrun go to the program
 // alone, so that it can stop gracefully (a batch system's preemption, Ctrl-C); mpirun runs in
-// a process group of its own so that a terminal's Ctrl-C does not end the job first.
+// a process group of its own so that a terminal's Ctrl-C does not end the job first (a
+// terminal's input reaches it through fiberrun).
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fiberrun/mpirun_command.hpp"
@@ -64,21 +67,45 @@ std::filesystem::path make_status_folder() {
   return pattern;
 }
 
+// Copies fiberrun's input to `pipe` until it ends: mpirun, in a background process group, does
+// not read a terminal itself.
+void relay_input(int pipe) {
+  sigset_t broken_pipe;
+  sigemptyset(&broken_pipe);
+  sigaddset(&broken_pipe, SIGPIPE);  // mpirun gone: write fails with EPIPE instead
+  pthread_sigmask(SIG_BLOCK, &broken_pipe, nullptr);
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(STDIN_FILENO, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (write(pipe, buffer, static_cast<std::size_t>(got)) != got) break;
+  }
+  close(pipe);
+}
+
 pid_t start_mpirun(const std::vector<std::string>& command, const sigset_t& unblocked) {
   std::vector<char*> argv;
   for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
+  int input[2] = {-1, -1};
+  bool terminal = isatty(STDIN_FILENO) && pipe2(input, O_CLOEXEC) == 0;
   pid_t launcher = getpid();
   pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);                     // a terminal's Ctrl-C reaches fiberrun alone
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // fiberrun gone (even SIGKILLed): the job ends
     if (getppid() != launcher) _exit(kCannotRun);
+    if (terminal) dup2(input[0], STDIN_FILENO);
     sigprocmask(SIG_SETMASK, &unblocked, nullptr);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
                  std::strerror(errno));
     _exit(kCannotRun);
+  }
+  if (terminal) {
+    close(input[0]);
+    std::thread(relay_input, input[1]).detach();
   }
   return child;
 }

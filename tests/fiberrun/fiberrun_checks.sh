@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # fiberrun's exit status and argument passing, each a CTest test:
-#   fiberrun_checks.sh BUILD_DIR status|missing|interrupt|killed|options|installed
+#   fiberrun_checks.sh BUILD_DIR status|missing|interrupt|terminal|killed|options|installed
 # status:    the program's exit status, also under recovery (mpirun alone says 0): /bin/false 1,
 #            exit 7, a program killed by a signal 128+N, the lowest failing rank of several.
 # missing:   a program that does not exist (127) or cannot be executed (126): one line, at once.
 # interrupt: Ctrl-C (SIGINT to fiberrun's process group): a fiber-es master checkpoints and its
 #            75 comes back; a program that does not handle SIGINT gives 130, as in a shell.
+# terminal:  at a terminal, typed input reaches the program.
 # killed:    a fiber master SIGKILLed while its workers run: 137 at once, the job ended.
 # options:   every mpirun option before the program reaches mpirun as given (value-taking ones
 #            too); what follows the program is the program's; `--` ends fiberrun's options; a
@@ -93,6 +94,16 @@ interrupt)
   ready="^ready$"
   interrupt "$fiberrun" -n 1 sh -c 'echo ready; exec sleep 60'
   [[ $status -eq 130 ]] || { cat out.txt; fail "sleep interrupted: exit $status, not 130"; }
+  ;;
+terminal)
+  # Run at a terminal (a pty from script(1)): what is typed reaches the program, although
+  # mpirun runs in a process group of its own.
+  status=0
+  (sleep 1; printf 'typed\n'; sleep 1) |
+    timeout 30 script -qec "$fiberrun sh -c 'read -r line; echo got \$line; exit 4'" /dev/null \
+      >out.txt 2>&1 || status=$?
+  [[ $status -eq 4 ]] || { cat out.txt; fail "at a terminal: exit $status, not 4"; }
+  grep -q "^got typed" out.txt || { cat out.txt; fail "the typed line did not reach the program"; }
   ;;
 killed)
   "$fiberrun" -n 1 "$build/apps/pi/fiber-pi" --workers 2 --tasks 100000 --samples 1000000 \
