@@ -6,7 +6,7 @@
 # missing:   a program that does not exist (127) or cannot be executed (126): one line, at once.
 # interrupt: Ctrl-C (SIGINT to fiberrun's process group): a fiber-es master checkpoints and its
 #            75 comes back; a program that does not handle SIGINT gives 130, as in a shell.
-# terminal:  at a terminal, typed input reaches the program.
+# terminal:  at a terminal, typed input reaches the program, and a typed Ctrl-C gives 130.
 # killed:    a fiber master SIGKILLed while its workers run: 137 at once, the job ended.
 # options:   every mpirun option before the program reaches mpirun as given (value-taking ones
 #            too); what follows the program is the program's; `--` ends fiberrun's options; a
@@ -104,6 +104,12 @@ terminal)
       >out.txt 2>&1 || status=$?
   [[ $status -eq 4 ]] || { cat out.txt; fail "at a terminal: exit $status, not 4"; }
   grep -q "^got typed" out.txt || { cat out.txt; fail "the typed line did not reach the program"; }
+  # Ctrl-C typed at the terminal: the program's status, 130 for one that does not handle SIGINT.
+  status=0
+  (sleep 1.5; printf '\003'; sleep 2) |
+    timeout 30 script -qec "$fiberrun sh -c 'echo ready; exec sleep 60'" /dev/null >out.txt 2>&1 ||
+    status=$?
+  [[ $status -eq 130 ]] || { cat out.txt; fail "Ctrl-C at a terminal: exit $status, not 130"; }
   ;;
 killed)
   "$fiberrun" -n 1 "$build/apps/pi/fiber-pi" --workers 2 --tasks 100000 --samples 1000000 \
