@@ -46,10 +46,12 @@ constexpr const char* kSegmentPrefix = "fiber.";
 constexpr int kOpenAttempts = 100;
 
 // The segment's watcher, run by /bin/sh with the segment open (and nothing else) as its stdin:
-// it waits until no process holds a shared lock on the segment, then removes the segment if it
-// still has its name ($1).
+// deaf to the signals a job's end and scancel send first (ignored, so also in flock), it waits
+// until no process holds a shared lock on the segment, then removes the segment if it still has
+// its name ($1).
 constexpr const char* kWatcherScript =
-    "flock -x 0 && [ \"$(stat -L -c %h /proc/self/fd/0)\" != 0 ] && rm -f -- \"$1\"";
+    "trap '' TERM INT HUP QUIT USR1 USR2 PIPE; flock -x 0 && "
+    "[ \"$(stat -L -c %h /proc/self/fd/0)\" != 0 ] && rm -f -- \"$1\"";
 
 std::string mib(std::uint64_t bytes) {
   return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
@@ -72,10 +74,10 @@ void hold_for_process_lifetime(int fd) {
 }
 
 // Starts the watcher of a segment just made (kWatcherScript): a process of its own session,
-// so that the end of the job's process groups does not reach it, deaf to the SIGTERM, SIGINT
-// and SIGHUP that a job's end or scancel sends first. However this node's users of the segment
-// end (exit, SIGKILL, the OOM killer), it removes the segment once the last one is gone. Without
-// /bin/sh the segment is still removed when the run ends normally, or by the next run's sweep.
+// so that the end of the job's process groups does not reach it. However this node's users of
+// the segment end (exit, SIGKILL, the OOM killer), it removes the segment once the last one is
+// gone. Without /bin/sh the segment is still removed when the run ends normally, or by the next
+// run's sweep.
 void start_watcher(int fd, const std::string& path) {
   int watched = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
   if (watched < 0) return;
@@ -87,13 +89,10 @@ void start_watcher(int fd, const std::string& path) {
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  sigset_t deaf, all;
-  sigemptyset(&deaf);
-  for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE}) {
-    sigaddset(&deaf, signal);
-  }
+  sigset_t none, all;
+  sigemptyset(&none);
   sigfillset(&all);
-  posix_spawnattr_setsigmask(&attributes, &deaf);
+  posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &all);
   posix_spawnattr_setflags(&attributes,
                            POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);

@@ -4,8 +4,9 @@
 # nodes: fiber-es on the simulated nodes nodeA..nodeC (run.sh's fake launcher), each node with a
 #        /dev/shm of its own; its master SIGKILLed while the workers hold the noise table
 #        (a NodeArray): within seconds nothing of the run is left in any node's /dev/shm.
-# alone: a master started directly (./fiber-es, no fiberrun) on this machine, SIGKILLed with
-#        all its workers and their task processes: nothing of the run left in /dev/shm.
+# alone: a master started directly (./fiber-es, no fiberrun) on this machine: SIGTERM to the
+#        table's watcher (scancel sends it to every process first), then SIGKILL to the master,
+#        its workers and their task processes: nothing of the run left in /dev/shm.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -83,6 +84,11 @@ alone)
   expected_copies=1
   wait_for "^gen " out.txt
   victims=$(pgrep -f -- "--output $work/run.h5")
+  # The table's watcher ignores the SIGTERM that scancel sends every process of a job first.
+  watchers=$(pgrep -f "fiber-node-array-watcher .*/fiber\.$run\.")
+  [[ -n $watchers ]] || fail "no watcher"
+  # shellcheck disable=SC2086 # a list of pids
+  kill -TERM $watchers
   kill_and_check "$nodes/alone"
   wait "$master" || true
   ;;
