@@ -1,167 +1,204 @@
 // fiberrun: mpirun with the settings this MPI stack needs, the same ones fiber::Runtime sets
-// (libfiber/src/launch_defaults.cpp). Arguments go to mpirun unchanged; without -n/-np/-c it
-// starts one process, the master, which spawns its workers.
+// (libfiber/src/launch_defaults.cpp). mpirun's options before the program reach it as given;
+// without a process count it starts one process, the master, which spawns its workers.
 //
 //   fiberrun ./app --flag          # = mpirun -n 1 ./app --flag, with the defaults
-//   fiberrun -n 1 ./app
+//   fiberrun --wdir /tmp -x SEED=1 -- ./app
 //
-// Its exit status is the master's (see below). SIGTERM and SIGINT sent to fiberrun go to the
-// master alone, so that it can stop gracefully (a batch system's preemption or time limit).
-#include <sys/mman.h>
+// Its exit status is the program's, as a shell gives it (see rank_status.hpp): mpirun, with
+// recovery on, says 0 whatever happened. SIGTERM and SIGINT sent to fiberrun go to the program
+// alone, so that it can stop gracefully (a batch system's preemption, Ctrl-C); mpirun runs in
+// a process group of its own so that a terminal's Ctrl-C does not end the job first (a
+// terminal's input reaches it through fiberrun).
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "fiberrun/mpirun_command.hpp"
+#include "fiberrun/rank_status.hpp"
+#include "fiberrun/rank_supervisor.hpp"
 #include "launch_defaults.hpp"
 
 namespace {
 
-// The master as its fiber::Runtime describes it in the status file ("running PID RUN") while
-// it runs; pid 0 before, after, and for a program that is not a fiber program.
-struct Master {
-  pid_t pid = 0;
-  std::string run;  // the run's name, which its shared memory segments carry
-};
-Master running_master(const char* status_path) {
-  std::ifstream file(status_path);
-  std::string word;
-  long pid = 0;
-  Master master;
-  if (file >> word >> pid >> master.run && word == "running" && pid > 0) {
-    master.pid = static_cast<pid_t>(pid);
-  }
-  return master;
+using namespace std::chrono_literals;
+
+// How long mpirun may go on after every rank's program has exited (a master that exited
+// without ending its workers leaves them waiting) before fiberrun ends the job.
+constexpr auto kJobEndGrace = 10s;
+constexpr timespec kPollInterval{0, 100'000'000};
+constexpr int kUsageError = 2;
+constexpr int kCannotRun = 127;
+
+// Signals for the program (a graceful stop), and signals for the job, i.e. for mpirun.
+constexpr int kProgramSignals[] = {SIGTERM, SIGINT};
+constexpr int kJobSignals[] = {SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void print_usage() {
+  std::fprintf(stderr,
+               "usage: fiberrun [mpirun options] [--] program [arguments]\n"
+               "Runs mpirun with the settings fiber needs (UCX for spawned workers, recovery,\n"
+               "yield when idle; oversubscription and loopback when local). Without -n it\n"
+               "starts one process: the master, which spawns its workers. Its exit status is\n"
+               "the program's (127 not found, 126 not executable, 128+N killed by signal N).\n");
 }
 
-// Removes the NodeArray segments of a run on this node (the runtime does it when it ends).
-void unlink_node_arrays(const std::string& run) {
-  std::string prefix = "fiber." + run + ".";
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
-    std::string file = entry.path().filename().string();
-    if (file.rfind(prefix, 0) == 0) shm_unlink(("/" + file).c_str());
+// A private folder for the ranks' status files (rank_status.hpp).
+std::filesystem::path make_status_folder() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "fiberrun-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) {
+    std::fprintf(stderr, "fiberrun: cannot create a folder in %s: %s\n",
+                 std::filesystem::temp_directory_path().c_str(), std::strerror(errno));
+    std::exit(1);
   }
+  return pattern;
+}
+
+// Copies fiberrun's input to `pipe` until it ends: mpirun, in a background process group, does
+// not read a terminal itself.
+void relay_input(int pipe) {
+  sigset_t broken_pipe;
+  sigemptyset(&broken_pipe);
+  sigaddset(&broken_pipe, SIGPIPE);  // mpirun gone: write fails with EPIPE instead
+  pthread_sigmask(SIG_BLOCK, &broken_pipe, nullptr);
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(STDIN_FILENO, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (write(pipe, buffer, static_cast<std::size_t>(got)) != got) break;
+  }
+  close(pipe);
+}
+
+pid_t start_mpirun(const std::vector<std::string>& command, const sigset_t& unblocked) {
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  int input[2] = {-1, -1};
+  bool terminal = isatty(STDIN_FILENO) && pipe2(input, O_CLOEXEC) == 0;
+  pid_t launcher = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    setpgid(0, 0);                     // a terminal's Ctrl-C reaches fiberrun alone
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // fiberrun gone (even SIGKILLed): the job ends
+    if (getppid() != launcher) _exit(kCannotRun);
+    if (terminal) dup2(input[0], STDIN_FILENO);
+    sigprocmask(SIG_SETMASK, &unblocked, nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
+                 std::strerror(errno));
+    _exit(kCannotRun);
+  }
+  if (terminal) {
+    close(input[0]);
+    std::thread(relay_input, input[1]).detach();
+  }
+  return child;
+}
+
+// Waits for mpirun, passing signals on, and ends the job once its programs are gone.
+int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset_t& signals) {
+  int pending = 0;  // a SIGTERM or SIGINT for the program, not passed on yet
+  std::optional<std::chrono::steady_clock::time_point> programs_ended;
+  bool job_ended = false;
+  int mpirun_status = 0;
+  while (waitpid(mpirun, &mpirun_status, WNOHANG) == 0) {
+    auto ranks = fiberrun::read_rank_states(folder);
+    bool running = false, signaled = false;
+    for (const auto& [rank, state] : ranks) {
+      if (state.kind == fiberrun::RankState::Kind::running) {
+        running = true;
+        if (pending) kill(state.value, pending);
+      }
+      signaled = signaled || state.kind == fiberrun::RankState::Kind::signaled;
+    }
+    if (running) pending = 0;
+    if (!ranks.empty() && !running && !job_ended) {
+      // A program killed by a signal leaves its workers waiting: end the job at once.
+      auto now = std::chrono::steady_clock::now();
+      if (!programs_ended) programs_ended = now;
+      if (signaled || now - *programs_ended > kJobEndGrace) {
+        kill(mpirun, SIGTERM);
+        job_ended = true;
+      }
+    }
+    int signal = sigtimedwait(&signals, nullptr, &kPollInterval);
+    for (int program_signal : kProgramSignals) {
+      if (signal == program_signal) pending = signal;
+    }
+    for (int job_signal : kJobSignals) {
+      if (signal == job_signal) kill(mpirun, signal);
+    }
+  }
+  auto ranks = fiberrun::read_rank_states(folder);
+  if (ranks.empty()) {  // no rank reported (an appfile, or mpirun failed before starting one)
+    fiberrun::RankState mpirun_state =
+        WIFEXITED(mpirun_status)
+            ? fiberrun::RankState{fiberrun::RankState::Kind::exited, WEXITSTATUS(mpirun_status)}
+            : fiberrun::RankState{fiberrun::RankState::Kind::signaled, WTERMSIG(mpirun_status)};
+    return mpirun_state.shell_status();
+  }
+  for (const auto& [rank, state] : ranks) {
+    std::string how = fiberrun::describe_signal(state);
+    if (how.empty()) continue;
+    std::string which = ranks.size() > 1 ? " (rank " + std::to_string(rank) + ")" : "";
+    std::fprintf(stderr, "fiberrun: the program ended without an exit status%s: %s\n",
+                 which.c_str(), how.c_str());
+    break;
+  }
+  return fiberrun::job_status(ranks);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // SIGTERM, SIGINT and SIGCHLD stay blocked and are taken with sigwaitinfo below (first thing,
+  // The signals fiberrun passes on stay blocked and are taken with sigtimedwait (first thing,
   // so that a stop sent right after the start is not lost).
-  sigset_t signals, previous;
+  sigset_t signals, unblocked;
   sigemptyset(&signals);
-  for (int signal : {SIGTERM, SIGINT, SIGCHLD}) sigaddset(&signals, signal);
-  sigprocmask(SIG_BLOCK, &signals, &previous);
+  for (int signal : kProgramSignals) sigaddset(&signals, signal);
+  for (int signal : kJobSignals) sigaddset(&signals, signal);
+  sigaddset(&signals, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &signals, &unblocked);
+  if (argc >= 4 && argv[1] == fiberrun::kSuperviseRankFlag) {
+    return fiberrun::supervise_rank(argv[2], {argv + 3, argv + argc}, unblocked);
+  }
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::fprintf(stderr,
-                 "usage: fiberrun [mpirun options] program [arguments]\n"
-                 "Runs mpirun with the settings fiber needs (UCX for spawned workers, recovery,\n"
-                 "yield when idle; oversubscription and loopback when local). Without -n it\n"
-                 "starts one process: the master, which spawns its workers.\n");
-    return argc < 2 ? 2 : 0;
+    print_usage();
+    return argc < 2 ? kUsageError : 0;
   }
+  fiberrun::CommandLine command_line;
+  try {
+    command_line =
+        fiberrun::split_at_program({argv + 1, argv + argc}, fiberrun::read_mpirun_option_table());
+  } catch (const fiberrun::UsageError& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return kUsageError;
+  }
+  // Hosts named on the command line mean "not local", as a hostfile in the environment does
+  // (no loopback-only TCP, no oversubscription), unless FIBER_LOCAL says otherwise.
+  if (fiberrun::names_hosts(command_line)) setenv("FIBER_LOCAL", "0", /*overwrite=*/0);
   fiber::detail::apply_launch_defaults();
-  std::vector<std::string> arguments{"mpirun"};
-  bool has_count = false;
-  int i = 1;
-  // mpirun's options come before the program: the first argument not starting with '-' that is
-  // not an option's value is the program. Only the count options matter here.
-  for (; i < argc && argv[i][0] == '-'; ++i) {
-    std::string option = argv[i];
-    arguments.push_back(option);
-    if (option == "-n" || option == "-np" || option == "-c" || option == "--n" ||
-        option == "--np") {
-      has_count = true;
-    }
-    bool takes_value = option == "-n" || option == "-np" || option == "-c" || option == "--n" ||
-                       option == "--np" || option == "--mca" || option == "-mca" ||
-                       option == "-x" || option == "--host" || option == "-H" ||
-                       option == "--hostfile" || option == "--map-by" || option == "--bind-to";
-    if (takes_value && i + 1 < argc) {
-      arguments.push_back(argv[++i]);
-      if (option == "--mca" || option == "-mca") {
-        if (i + 1 < argc) arguments.push_back(argv[++i]);
-      }
-    }
-  }
-  if (!has_count) {
-    arguments.push_back("-n");
-    arguments.push_back("1");
-  }
-  for (; i < argc; ++i) arguments.push_back(argv[i]);
-  std::vector<char*> exec_argv;
-  exec_argv.reserve(arguments.size() + 1);
-  for (auto& argument : arguments) exec_argv.push_back(argument.data());
-  exec_argv.push_back(nullptr);
-
-  // With recovery on (so that a lost worker does not end the job), mpirun exits 0 whatever the
-  // program's status: the master's fiber::Runtime writes its exit status to this file instead.
-  char status_path[] = "/tmp/fiberrun-status-XXXXXX";
-  int status_fd = mkstemp(status_path);
-  if (status_fd >= 0) {
-    close(status_fd);
-    unlink(status_path);  // the runtime creates it; absent means "not a fiber program"
-    setenv("FIBER_STATUS_FILE", status_path, 1);
-  }
-  // SIGTERM and SIGINT sent to fiberrun (Slurm's --signal=B:TERM, kill) go to the master alone,
-  // which can then stop gracefully: mpirun would end the whole job on them, workers first. One
-  // that comes before the master has started waits for it.
-  pid_t child = fork();
-  if (child == 0) {
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    execvp("mpirun", exec_argv.data());
-    std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
-                 std::strerror(errno));
-    _exit(127);
-  }
-  // Other signals meant for the job (a terminal's Ctrl-C also reaches mpirun) are mpirun's.
-  for (int signal : {SIGHUP, SIGUSR1, SIGUSR2}) std::signal(signal, SIG_IGN);
-  int mpirun_status = 0;
-  int pending = 0;  // a SIGTERM or SIGINT not passed on yet
-  Master master;    // pid 0 until the master has started
-  bool master_lost = false;
-  while (waitpid(child, &mpirun_status, WNOHANG) == 0) {
-    if (master.pid == 0) master = running_master(status_path);
-    if (pending && master.pid > 0) {
-      kill(master.pid, pending);
-      pending = 0;
-    }
-    // A master that ended without an exit status (killed by a signal it does not handle, or
-    // crashed) leaves its workers waiting and mpirun with them: end the job.
-    if (master.pid > 0 && !master_lost && kill(master.pid, 0) != 0 &&
-        running_master(status_path).pid == master.pid) {
-      master_lost = true;
-      kill(child, SIGTERM);
-    }
-    const timespec poll{0, 100'000'000};
-    int signal = sigtimedwait(&signals, nullptr, &poll);
-    if (signal == SIGTERM || signal == SIGINT) pending = signal;
-  }
-  int code = WIFEXITED(mpirun_status) ? WEXITSTATUS(mpirun_status) : 128 + WTERMSIG(mpirun_status);
-  std::ifstream status_file(status_path);
-  std::string word;
-  if (status_file >> word) {
-    if (word == "running") {
-      std::fprintf(stderr,
-                   "fiberrun: the program ended without an exit status (it crashed or "
-                   "was killed)\n");
-      code = code == 0 ? 1 : code;
-      // Its NodeArrays' shared memory on this node would stay until reboot.
-      unlink_node_arrays(running_master(status_path).run);
-    } else {
-      code = std::atoi(word.c_str());
-    }
-  }
-  unlink(status_path);
-  return code;
+  std::filesystem::path folder = make_status_folder();
+  std::vector<std::string> supervisor{std::filesystem::read_symlink("/proc/self/exe").string(),
+                                      std::string(fiberrun::kSuperviseRankFlag), folder.string()};
+  pid_t mpirun = start_mpirun(fiberrun::mpirun_command(command_line, supervisor), unblocked);
+  int status = wait_for_job(mpirun, folder, signals);
+  std::error_code error;
+  std::filesystem::remove_all(folder, error);
+  return status;
 }

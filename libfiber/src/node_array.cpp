@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -14,7 +16,9 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "fiber/errors.hpp"
 #include "run_identity.hpp"
@@ -35,12 +39,101 @@ constexpr std::uint64_t kMagic = 0x66696265724e4131;  // "fiberNA1"
 constexpr std::size_t kHeaderBytes = 4096;            // keeps the data page-aligned
 // How long a process waits for another on its node to fill a segment.
 constexpr auto kFillTimeout = 600s;
+constexpr const char* kShmFolder = "/dev/shm";
+constexpr const char* kSegmentPrefix = "fiber.";
+// Opening a segment that its watcher is removing at that moment starts again; a few times are
+// more than enough.
+constexpr int kOpenAttempts = 100;
+
+// The segment's watcher, run by /bin/sh with the segment open (and nothing else) as its stdin:
+// deaf to the signals a job's end and scancel send first (ignored, so also in flock), it waits
+// until no process holds a shared lock on the segment, then removes the segment if it still has
+// its name ($1).
+constexpr const char* kWatcherScript =
+    "trap '' TERM INT HUP QUIT USR1 USR2 PIPE; flock -x 0 && "
+    "[ \"$(stat -L -c %h /proc/self/fd/0)\" != 0 ] && rm -f -- \"$1\"";
 
 std::string mib(std::uint64_t bytes) {
   return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
 }
 
 [[noreturn]] void fail(const std::string& what) { throw Error("fiber: NodeArray " + what); }
+
+void lock(int fd, int operation) {
+  while (flock(fd, operation) != 0 && errno == EINTR) {
+  }
+}
+
+// Every process that maps a segment holds a shared lock on it for the rest of its life (its
+// forked task processes share it): the descriptors stay open here until the process ends.
+void hold_for_process_lifetime(int fd) {
+  static std::mutex mutex;
+  static std::vector<int> held;
+  std::lock_guard guard(mutex);
+  held.push_back(fd);
+}
+
+// Starts the watcher of a segment just made (kWatcherScript): a process of its own session,
+// so that the end of the job's process groups does not reach it. However this node's users of
+// the segment end (exit, SIGKILL, the OOM killer), it removes the segment once the last one is
+// gone. Without /bin/sh the segment is still removed when the run ends normally, or by the next
+// run's sweep.
+void start_watcher(int fd, const std::string& path) {
+  int watched = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
+  if (watched < 0) return;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, watched, STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::string script = kWatcherScript;
+  std::string name = "fiber-node-array-watcher";
+  std::string target = path;
+  char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
+                  script.data(),           name.data(),
+                  target.data(),           nullptr};
+  pid_t watcher = 0;
+  posix_spawn(&watcher, "/bin/sh", &actions, &attributes, argv, environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  close(watched);
+}
+
+// A new segment of `total` bytes, sized but not yet named, with this process's shared lock and
+// its watcher.
+int make_segment(const std::string& name, const std::string& path, std::size_t total) {
+  int fd = open(kShmFolder, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    fail(fmt::format("'{}': cannot create it in {}: {}", name, kShmFolder, std::strerror(errno)));
+  lock(fd, LOCK_SH);
+  struct statvfs space {};
+  if (fstatvfs(fd, &space) == 0 && std::uint64_t{space.f_bavail} * space.f_frsize < total) {
+    close(fd);
+    fail(
+        fmt::format("'{}' needs {} in /dev/shm, but only {} are free; enlarge /dev/shm (for "
+                    "a container: --shm-size={}m or more)",
+                    name, mib(total), mib(std::uint64_t{space.f_bavail} * space.f_frsize),
+                    total / (std::size_t{1024} * 1024) + 64));
+  }
+  // Reserve the pages now: a full tmpfs then fails here, not with SIGBUS on first touch.
+  int reserved = posix_fallocate(fd, 0, static_cast<off_t>(total));
+  if (reserved != 0) {
+    close(fd);
+    fail(fmt::format("'{}' needs {} in /dev/shm: {}", name, mib(total), std::strerror(reserved)));
+  }
+  start_watcher(fd, path);
+  return fd;
+}
 
 }  // namespace
 
@@ -49,56 +142,64 @@ std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, std:
   if (name.empty() || name.find('/') != std::string::npos) {
     fail(fmt::format("name '{}' must be non-empty and without '/'", name));
   }
-  // One copy per node: the run's and the host's names are part of it (simulated nodes share
-  // one /dev/shm).
-  std::string shm_name = "/fiber." + run_identity() + "." + this_process().host + "." + name;
+  // One copy per node: the run's and the host's names are part of it (simulated nodes may
+  // share one /dev/shm).
+  std::string path = fmt::format("{}/{}{}.{}.{}", kShmFolder, kSegmentPrefix, run_identity(),
+                                 this_process().host, name);
   std::size_t total = kHeaderBytes + bytes;
 
-  int fd = shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  bool created = fd >= 0;
-  if (created) {
-    struct statvfs space {};
-    if (statvfs("/dev/shm", &space) == 0 &&
-        std::uint64_t{space.f_bavail} * space.f_frsize < total) {
+  // A segment is named only once it is sized and locked by its maker, whose watcher then
+  // removes it; one whose last user is gone may be unnamed by its watcher as we open it.
+  int fd = -1;
+  bool created = false;
+  for (int attempt = 0; attempt < kOpenAttempts && fd < 0; ++attempt) {
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      lock(fd, LOCK_SH);
+      struct stat status {};
+      if (fstat(fd, &status) == 0 && status.st_nlink > 0) break;
       close(fd);
-      shm_unlink(shm_name.c_str());
-      fail(
-          fmt::format("'{}' needs {} in /dev/shm, but only {} are free; enlarge /dev/shm (for "
-                      "a container: --shm-size={}m or more)",
-                      name, mib(total), mib(std::uint64_t{space.f_bavail} * space.f_frsize),
-                      total / (std::size_t{1024} * 1024) + 64));
+      fd = -1;
+      continue;
     }
-    // Reserve the pages now: a full tmpfs then fails here, not with SIGBUS on first touch.
-    int reserved = posix_fallocate(fd, 0, static_cast<off_t>(total));
-    if (reserved != 0) {
-      close(fd);
-      shm_unlink(shm_name.c_str());
-      fail(fmt::format("'{}' needs {} in /dev/shm: {}", name, mib(total), std::strerror(reserved)));
-    }
-  } else if (errno == EEXIST) {
-    fd = shm_open(shm_name.c_str(), O_RDWR, 0600);
-  }
-  if (fd < 0) fail(fmt::format("'{}': shm_open failed: {}", name, std::strerror(errno)));
-
-  if (!created) {  // wait until the creator has sized it
-    auto deadline = std::chrono::steady_clock::now() + kFillTimeout;
-    struct stat status {};
-    while (fstat(fd, &status) == 0 && static_cast<std::size_t>(status.st_size) < kHeaderBytes) {
-      if (std::chrono::steady_clock::now() > deadline) {
+    if (errno != ENOENT)
+      fail(fmt::format("'{}': cannot open {}: {}", name, path, std::strerror(errno)));
+    unlink_stale_node_arrays();
+    fd = make_segment(name, path, total);
+    if (linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd).c_str(), AT_FDCWD, path.c_str(),
+               AT_SYMLINK_FOLLOW) == 0) {
+      // Mapped through its name, so that /proc/PID/maps names it in this process too.
+      int named = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (named >= 0) {
+        lock(named, LOCK_SH);
         close(fd);
-        fail(fmt::format("'{}' was never sized by the process that created it", name));
+        fd = named;
       }
-      std::this_thread::sleep_for(1ms);
+      created = true;
+      break;
     }
-    if (static_cast<std::size_t>(status.st_size) != total) {
+    int error = errno;
+    close(fd);  // another process named its copy first; this one's watcher ends with it
+    fd = -1;
+    if (error != EEXIST)
+      fail(fmt::format("'{}': cannot name {}: {}", name, path, std::strerror(error)));
+  }
+  if (fd < 0) fail(fmt::format("'{}': {} keeps disappearing while opened", name, path));
+
+  if (!created) {
+    struct stat status {};
+    if (fstat(fd, &status) != 0 || static_cast<std::size_t>(status.st_size) != total) {
       close(fd);
       fail(fmt::format("'{}' exists on this node with {} bytes, not {}", name,
                        status.st_size - static_cast<off_t>(kHeaderBytes), bytes));
     }
   }
   void* mapping = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (mapping == MAP_FAILED) fail(fmt::format("'{}': mmap failed: {}", name, std::strerror(errno)));
+  if (mapping == MAP_FAILED) {
+    close(fd);
+    fail(fmt::format("'{}': mmap failed: {}", name, std::strerror(errno)));
+  }
+  hold_for_process_lifetime(fd);
   auto* header = static_cast<SegmentHeader*>(mapping);
   char* data = static_cast<char*>(mapping) + kHeaderBytes;
   if (created) {
@@ -131,31 +232,26 @@ void unlink_node_arrays() {
   // Task processes open segments too and end without a word: remove every segment of this run
   // on the node, whoever made it.
   std::error_code error;
-  std::string prefix = "fiber." + run_identity() + ".";
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+  std::string prefix = kSegmentPrefix + run_identity() + ".";
+  for (const auto& entry : std::filesystem::directory_iterator(kShmFolder, error)) {
     std::string file = entry.path().filename().string();
-    if (file.rfind(prefix, 0) == 0) shm_unlink(("/" + file).c_str());
+    if (file.rfind(prefix, 0) == 0) unlink(entry.path().c_str());
   }
 }
 
 void unlink_stale_node_arrays() {
-  // A run whose master was killed (SIGKILL, an OOM kill, a node reboot of the master's job step)
-  // leaves its segments behind: tmpfs memory nobody frees. Runs are named "<host>-<pid>" after
-  // their master, so segments of a run mastered on this host whose master process is gone are
-  // garbage.
+  // A segment nobody holds a shared lock on has no user left (its watcher was killed too, e.g.
+  // by SIGKILL to the whole job step): whichever run and node it belongs to, it is garbage.
   std::error_code error;
-  std::string prefix = "fiber." + this_process().host + "-";
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
-    std::string file = entry.path().filename().string();
-    if (file.rfind(prefix, 0) != 0) continue;
-    std::size_t digits_end = file.find('.', prefix.size());
-    std::string digits = file.substr(prefix.size(), digits_end - prefix.size());
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
+  for (const auto& entry : std::filesystem::directory_iterator(kShmFolder, error)) {
+    if (entry.path().filename().string().rfind(kSegmentPrefix, 0) != 0) continue;
+    int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;  // another user's, or gone
+    struct stat status {};
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &status) == 0 && status.st_nlink > 0) {
+      unlink(entry.path().c_str());
     }
-    pid_t master = static_cast<pid_t>(std::stol(digits));
-    if (kill(master, 0) != 0 && errno == ESRCH) shm_unlink(("/" + file).c_str());
+    close(fd);
   }
 }
 

@@ -12,7 +12,8 @@ void set_run_identity(std::string identity);
 
 // Removes the shared memory of the NodeArrays this process opened (at the end of the run).
 void unlink_node_arrays();
-// Removes the shared memory left on this host by runs whose master (on this host) is gone.
+// Removes the shared memory on this node that no live process uses (left by any run, e.g. one
+// whose watcher was killed with the whole job step).
 void unlink_stale_node_arrays();
 
 }  // namespace fiber::detail

@@ -9,8 +9,10 @@
 //   float x = noise[i];  // in the master or in any task
 //
 // The copy lives in POSIX shared memory (/dev/shm), named after the run, the node and `name`;
-// the runtime removes it when it ends. Not an MPI shared window: those are collective over a
-// communicator fixed when they are made, and fiber's workers are spawned one by one and later.
+// the runtime removes it when it ends, and a small watcher process per copy removes it as soon
+// as the last process on that node that mapped it is gone, however it ended (SIGKILL too).
+// Not an MPI shared window: those are collective over a communicator fixed when they are made,
+// and fiber's workers are spawned one by one and later.
 #pragma once
 
 #include <cstddef>
