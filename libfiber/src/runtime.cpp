@@ -21,28 +21,6 @@ namespace {
 
 detail::RuntimeState* live_state = nullptr;
 
-// Under fiberrun, mpirun does not pass the program's exit status on (recovery is on): write it
-// to the file fiberrun names, "running PID RUN" until the process exits (fiberrun sends SIGTERM
-// and SIGINT to that pid, and removes the run's shared memory if the process dies).
-void report_exit_status_to_fiberrun() {
-  const char* path = std::getenv("FIBER_STATUS_FILE");
-  if (!path || !*path) return;
-  if (FILE* file = std::fopen(path, "w")) {
-    std::fprintf(file, "running %ld %s\n", static_cast<long>(getpid()),
-                 detail::run_identity().c_str());
-    std::fclose(file);
-  }
-  on_exit(
-      [](int status, void*) {
-        const char* where = std::getenv("FIBER_STATUS_FILE");
-        if (FILE* file = where ? std::fopen(where, "w") : nullptr) {
-          std::fprintf(file, "%d\n", status);
-          std::fclose(file);
-        }
-      },
-      nullptr);
-}
-
 int slots_for_workers() {
   if (detail::runs_locally()) {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -106,7 +84,6 @@ Runtime::Runtime(int argc, char** argv) {
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
   detail::unlink_stale_node_arrays();
-  report_exit_status_to_fiberrun();
   std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
   live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
                                         slots_for_workers()};
