@@ -547,6 +547,7 @@ void Dispatcher::take_message(int id, const MPI_Status& status) {
   auto message = worker.channel.on_received(status, &receives_[id]);
   if (!message) return;
   worker.channel.post_receive(&receives_[id]);
+  if (worker.unreachable) return;  // lost for good (its channel failed): never revived
   worker.last_heard = now_;
   if (worker.dead) {
     revive(id);
