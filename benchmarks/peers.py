@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-# What libfiber/src/launch_defaults.cpp sets for a local run (PLATFORM.md facts 1-4, 7, 14), so
+# What libfiber/src/launch_defaults.cpp sets for a local run (docs/platform.md says why), so
 # that mpi4py's spawned workers talk over the same transport as fiber's; the caller's choices win.
 FIBER_MPI_DEFAULTS = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",

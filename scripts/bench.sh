@@ -39,7 +39,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
   sleep_floor mpi_rounds noise_memory fiber_elasticity large_results
 
-# mpirun and MPI singletons refuse root without these (PLATFORM.md fact 1).
+# mpirun and MPI singletons refuse root without these (docs/platform.md, "Running as root").
 if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

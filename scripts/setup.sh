@@ -12,7 +12,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake pkg-config
-  # MPI and messages (PLATFORM.md: Open MPI 4.1 with UCX, Boost 1.74)
+  # MPI and messages (Open MPI 4.1 with UCX, Boost 1.74: the stack of docs/platform.md)
   openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev
   # command line (and its TOML files), logging
   libcli11-dev libtomlplusplus-dev libspdlog-dev libfmt-dev

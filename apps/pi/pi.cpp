@@ -1,5 +1,5 @@
 // Estimates pi by Monte Carlo on a pool: each task throws `samples` darts with its own seed and
-// counts those inside the unit circle. The demo that scripts/run.sh runs.
+// counts those inside the unit circle. CTest runs it (pi_estimates_pi, pi_rejects_bad_flag).
 //
 //   fiberrun ./fiber-pi --workers 4 --tasks 200 --samples 1000000
 #include <fiber/fiber.hpp>

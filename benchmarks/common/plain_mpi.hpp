@@ -1,5 +1,5 @@
 // What the benchmarks' plain-MPI floors (no framework) share: the launch settings fiber's
-// launch_defaults.cpp sets for a local run (PLATFORM.md facts 1, 2, 3, 4, 7, 14), so that the
+// launch_defaults.cpp sets for a local run (docs/platform.md says why), so that the
 // only difference between a floor and the fiber run beside it is fiber itself, and spawning
 // copies of the program one process per spawn, as fiber spawns its workers.
 #pragma once

@@ -304,8 +304,8 @@ void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
 int Dispatcher::spawn_worker() {
   int id = static_cast<int>(workers_.size());
   // Without oversubscription, check the slots first: after a spawn that failed for want of
-  // slots, Open MPI 4.1's mpirun never exits. (A singleton reports a universe of 1; there MPI
-  // itself says no.)
+  // slots, Open MPI 4.1's mpirun never exits (docs/platform.md, "Slots and oversubscription").
+  // (A singleton reports a universe of 1; there MPI itself says no.)
   int* universe = nullptr;
   int found = 0;
   mpi::check(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found),
@@ -729,9 +729,10 @@ void Dispatcher::check_deadlines() {
 void Dispatcher::declare_dead(int worker_id, const std::string& why) {
   Worker& worker = *workers_[worker_id];
   worker.dead = true;
-  // MPI reports nothing about a dead process (PLATFORM.md fact 7): send it nothing more. Its
-  // connection stays (disconnecting from a dead process hangs) and its receive stays posted: a
-  // worker that was only starved (an overloaded node) answers again and is revived.
+  // MPI reports nothing about a dead process (docs/platform.md, "MPI does not report a dead
+  // process"): send it nothing more. Its connection stays ("Disconnecting from a dead process
+  // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
+  // answers again and is revived.
   std::shared_ptr<PoolHandle> pool;
   auto in_flight = std::move(worker.in_flight);
   worker.in_flight.clear();

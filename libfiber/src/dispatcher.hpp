@@ -1,9 +1,10 @@
 // The master's dispatcher: it makes every MPI call after start-up. It starts workers
-// (MPI_Comm_spawn, one process per call so that each can be handled alone, PLATFORM.md fact 8),
-// lends them to pools and takes them back (parked, never ended: fact 6), cuts the pools' jobs
-// into chunks, keeps a few chunks in flight per worker (a pull with prefetch: a result is the
-// worker's request for more), stores results in the jobs as they arrive, re-sends the items of
-// crashed task processes and of workers that went silent, and grows or shrinks pools. It runs on
+// (MPI_Comm_spawn, one process per call so that each can be handled alone: docs/platform.md, "A
+// disconnect acts on a whole spawn"), lends them to pools and takes them back (parked, never
+// ended: "A process that exits can hang a later spawn"), cuts the pools' jobs into chunks,
+// keeps a few chunks in flight per worker (a pull with prefetch: a result is the worker's request
+// for more), stores results in the jobs as they arrive, re-sends the items of crashed task
+// processes and of workers that went silent, and grows or shrinks pools. It runs on
 // its own thread, so work progresses while the caller computes. While a caller waits for its
 // results, the caller's thread does this work itself and the dispatcher thread steps aside: a
 // result then reaches its caller with no hand-over between threads (an empty apply_async + get

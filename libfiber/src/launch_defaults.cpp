@@ -31,12 +31,14 @@ bool runs_locally() {
 bool oversubscription_allowed() { return env_flag("FIBER_OVERSUBSCRIBE", runs_locally()); }
 
 void apply_launch_defaults() {
-  if (geteuid() == 0) {  // containers and CI run as root; mpirun refuses it otherwise (fact 1)
+  // Containers and CI run as root; mpirun refuses it otherwise (docs/platform.md, "Running as
+  // root").
+  if (geteuid() == 0) {
     set_default("OMPI_ALLOW_RUN_AS_ROOT", "1");
     set_default("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
   }
   // Spawned processes reach each other over TCP unless UCX is used, with all three settings
-  // (facts 4, 15). Left alone if the user chose another PML.
+  // (docs/platform.md, "Spawned processes need UCX"). Left alone if the user chose another PML.
   const char* pml = env("OMPI_MCA_pml");
   if (!pml || std::string(pml) == "ucx") {
     set_default("OMPI_MCA_pml", "ucx");
@@ -49,10 +51,13 @@ void apply_launch_defaults() {
     // here (docs/platform.md, "A worker killed mid-transfer").
     set_default("UCX_TLS", "^cma");
   }
-  set_default("OMPI_MCA_mpi_yield_when_idle", "1");   // fact 3
-  set_default("OMPI_MCA_orte_enable_recovery", "1");  // a dead worker must not kill the job (7)
+  // docs/platform.md, "Idle processes must yield".
+  set_default("OMPI_MCA_mpi_yield_when_idle", "1");
+  // A dead worker must not kill the job (docs/platform.md, "MPI does not report a dead process").
+  set_default("OMPI_MCA_orte_enable_recovery", "1");
   if (oversubscription_allowed()) set_default("OMPI_MCA_rmaps_base_oversubscribe", "1");
-  if (runs_locally()) {  // keep local traffic on loopback (fact 14); a cluster's site decides
+  // docs/platform.md, "Keep local traffic on loopback"; on a cluster the site decides.
+  if (runs_locally()) {
     if (!env("OMPI_MCA_btl_tcp_if_exclude")) set_default("OMPI_MCA_btl_tcp_if_include", "lo");
     if (!env("OMPI_MCA_oob_tcp_if_exclude")) set_default("OMPI_MCA_oob_tcp_if_include", "lo");
   }

@@ -1,6 +1,7 @@
-// The MPI settings this stack needs (PLATFORM.md facts 1-4, 7, 13-15), in one place: used by
-// fiber::Runtime before MPI_Init and by the fiberrun launcher before it starts mpirun. A setting
-// already in the environment is left alone.
+// The MPI settings this stack needs, in one place: used by fiber::Runtime before MPI_Init and by
+// the fiberrun launcher before it starts mpirun (docs/platform.md, "A program can set its own
+// launch settings"; each setting cites its own section). A setting already in the environment is
+// left alone.
 #pragma once
 
 namespace fiber::detail {

@@ -54,7 +54,8 @@ fi
 munge --socket="$dir/munge/munge.socket" -n | unmunge --socket="$dir/munge/munge.socket" \
   >/dev/null || die "munge does not answer on $dir/munge/munge.socket"
 
-# The configuration: PLATFORM.md's single-node one, with this machine's size and our paths.
+# The configuration of docs/platform.md, "A Slurm cluster on one machine", with this machine's
+# size and our paths.
 cpus=$(nproc)
 memory_mb=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 9 / 10240))
 cat >"$conf.tmp" <<EOF

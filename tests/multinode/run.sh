@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a program as the master on simulated nodes nodeA..nodeC (hostfile beside this script):
 # Open MPI's rsh launcher is replaced by a script that starts each node's daemon in its own UTS
-# namespace with that node's hostname (PLATFORM.md, "Several nodes on one machine").
+# namespace with that node's hostname (docs/platform.md, "Several nodes on one machine").
 #   tests/multinode/run.sh PROGRAM [ARGS...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -20,8 +20,8 @@ root=$(cd "$here/../.." && pwd)
 export FIBER_SLURM_DIR=${FIBER_SLURM_DIR:-/tmp/fiber-slurm-ctest}
 export FIBER_SLURM_PORT=${FIBER_SLURM_PORT:-6917}
 export SLURM_CONF=$FIBER_SLURM_DIR/slurm.conf
-# The jobs run on this machine: MPI's TCP traffic stays on loopback (PLATFORM.md fact 14); under
-# a batch system fiber leaves that choice to the site.
+# The jobs run on this machine: MPI's TCP traffic stays on loopback (docs/platform.md, "Keep
+# local traffic on loopback"); under a batch system fiber leaves that choice to the site.
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 python=/usr/bin/python3
 

@@ -1,6 +1,6 @@
 // An intercommunicator to one spawned worker (or, in a worker, to the master), disconnected when
 // destroyed. Boost.MPI frees such communicators with MPI_Comm_free, which leaves the processes
-// connected (PLATFORM.md fact 10), hence this thin owner.
+// connected (docs/platform.md, "Boost.MPI does not disconnect"), hence this thin owner.
 #pragma once
 
 #include <mpi.h>
