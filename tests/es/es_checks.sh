@@ -35,6 +35,8 @@ python=/usr/bin/python3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck source=../support/expect_status.sh
 source "$here/../support/expect_status.sh"
+# shellcheck source=../support/config_refusals.sh
+source "$here/../support/config_refusals.sh"
 
 case "$2" in
 solves)
@@ -165,21 +167,8 @@ bad-input)
     "${es[@]}" "${slow[@]}" --task-timeout 1 --output timeout.h5
   "${es[@]}" "${slow[@]}" --task-timeout 60 --output in-time.h5 | grep -q "fiber-es: done" ||
     fail "a task within --task-timeout did not complete"
-  # TOML files: the file, line and column of the fault.
-  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
-  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
-  expect_refused "syntax.toml:2:17: " --config syntax.toml
-  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
-  expect_refused "unterminated.toml:3:" --config unterminated.toml
-  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
-  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
-  for option in sigma learning-rate l2 target-return time-limit; do
-    for value in nan inf -inf; do
-      expect_refused "--$option: must be a finite number" "--$option=$value"
-      printf '%s = %s\n' "$option" "$value" >value.toml
-      expect_refused "value.toml:1:1: --$option: must be a finite number" --config value.toml
-    done
-  done
+  expect_toml_faults_located
+  expect_non_finite_refused sigma learning-rate l2 target-return time-limit
   expect_refused "--l2: must be a finite number >= 0, not -1" --l2 -1
   expect_refused "--workers: must be a finite number >= 0, not -2" --workers -2
   expect_refused "--population: must be a finite number in \[2, 10000000\], not -4" --population -4

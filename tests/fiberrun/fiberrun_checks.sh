@@ -31,15 +31,8 @@ expect_status() {
   [[ $status -eq $expected ]] || { cat out.txt; fail "$* exited $status, not $expected"; }
 }
 
-# wait_for PATTERN FILE: until FILE has a line matching PATTERN (at most 60 s).
-wait_for() {
-  for _ in $(seq 600); do
-    grep -q "$1" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  cat "$2"
-  fail "no '$1' in $2"
-}
+# shellcheck source=../support/wait_for_line.sh
+source "$here/../support/wait_for_line.sh"
 
 case "$2" in
 status)
@@ -78,7 +71,7 @@ interrupt)
   interrupt() {
     setsid "$@" >out.txt 2>&1 &
     local group=$!
-    wait_for "$ready" out.txt
+    wait_for_line "$ready" out.txt 60
     kill -INT -- "-$group"
     status=0
     wait "$group" || status=$?
@@ -115,7 +108,7 @@ killed)
   "$fiberrun" -n 1 "$build/apps/pi/fiber-pi" --workers 2 --tasks 100000 --samples 1000000 \
     >out.txt 2>&1 &
   launcher=$!
-  wait_for "^fiber-pi: 2 workers" out.txt
+  wait_for_line "^fiber-pi: 2 workers" out.txt 60
   for _ in $(seq 600); do  # the master and its 2 workers
     [[ $(pgrep -fc "^$build/apps/pi/fiber-pi --workers 2") -ge 3 ]] && break
     sleep 0.1

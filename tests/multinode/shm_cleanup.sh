@@ -22,15 +22,8 @@ es=("$build/apps/es/fiber-es" --config "$configs/cartpole.toml" --no-stop-at-tar
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# wait_for PATTERN FILE: until FILE has a line matching PATTERN (at most 120 s).
-wait_for() {
-  for _ in $(seq 1200); do
-    grep -q "$1" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  cat "$2"
-  fail "no '$1' in $2"
-}
+# shellcheck source=../support/wait_for_line.sh
+source "$here/../support/wait_for_line.sh"
 
 # segments FOLDER...: the run's NodeArray segments there.
 segments() { find "$@" -maxdepth 1 -name "fiber.$run.*" 2>/dev/null; }
@@ -60,7 +53,7 @@ nodes)
   export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
   "$build/libfiber/fiberrun" "${es[@]}" --workers 5 >out.txt 2>&1 &
   launcher=$!
-  wait_for "^gen " out.txt
+  wait_for_line "^gen " out.txt 120
   master=$(pgrep -fo "^$build/apps/es/fiber-es --config")
   run="nodeA-$master"
   victims=$master
@@ -82,7 +75,7 @@ alone)
   master=$!
   run="$(hostname)-$master"
   expected_copies=1
-  wait_for "^gen " out.txt
+  wait_for_line "^gen " out.txt 120
   victims=$(pgrep -f -- "--output $work/run.h5")
   # The table's watcher ignores the SIGTERM that scancel sends every process of a job first.
   watchers=$(pgrep -f "fiber-node-array-watcher .*/fiber\.$run\.")

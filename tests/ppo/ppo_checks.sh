@@ -31,6 +31,8 @@ python=/usr/bin/python3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck source=../support/expect_status.sh
 source "$here/../support/expect_status.sh"
+# shellcheck source=../support/config_refusals.sh
+source "$here/../support/config_refusals.sh"
 
 # same_run A B: bit-identical checkpoints, and logs equal but for the timings and pool size.
 same_run() {
@@ -162,22 +164,9 @@ bad-input)
     "${ppo[@]}" --env Pendulum-v1 --envs 1 --steps 1000000 --total-timesteps 1000000 \
     --minibatches 1 --hidden 256 256 --eval-every 0 --workers 1 --task-timeout 1 \
     --output timeout.h5
-  # TOML files: the file, line and column of the fault.
-  expect_refused "bad.toml:2:1: unknown option 'learning_rat'" --config bad.toml
-  printf 'seed = 3\nlearning-rate = = 2\n' >syntax.toml
-  expect_refused "syntax.toml:2:17: " --config syntax.toml
-  printf 'seed = 3\n\nenv = "CartPole-v1\n' >unterminated.toml
-  expect_refused "unterminated.toml:3:" --config unterminated.toml
-  printf 'seed = 3\n[section]\nseed = 4\n' >section.toml
-  expect_refused "section.toml:2:2: \[section\]: sections are not options" --config section.toml
-  for option in learning-rate gamma gae-lambda clip value-coefficient entropy-coefficient \
-    max-gradient-norm initial-log-std target-return; do
-    for value in nan inf -inf; do
-      expect_refused "--$option: must be a finite number" "--$option=$value"
-      printf '%s = %s\n' "$option" "$value" >value.toml
-      expect_refused "value.toml:1:1: --$option: must be a finite number" --config value.toml
-    done
-  done
+  expect_toml_faults_located
+  expect_non_finite_refused learning-rate gamma gae-lambda clip value-coefficient \
+    entropy-coefficient max-gradient-norm initial-log-std target-return
   expect_refused "--gamma: must be a finite number in \[0, 1\], not 1.5" --gamma 1.5
   expect_refused "--entropy-coefficient: must be a finite number >= 0, not -1" \
     --entropy-coefficient -1
