@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The benchmarks' programs and reports do what scripts/bench.sh relies on (behaviour only: no
 # time is asserted):
-#   benchmark_checks.sh BUILD_DIR throughput|overhead|reports
+#   benchmark_checks.sh BUILD_DIR throughput|overhead|large-results|reports
 # throughput: mpi_roundtrip (the floor) prints its row, and rejects a bad flag in one line.
 # overhead: sleep_floor prints the loop floor and the no-framework rounds, mpi_rounds the rounds
 #           over plain MPI processes (and rejects a bad flag in one line), and fiber_overhead
 #           --workers 1 prints rounds of one worker for both isolation modes, each with the task
 #           counts of the protocol (a tiny --total).
+# large-results: large_results prints its row with fiber's transports (UCX_TLS=^cma) and with
+#           UCX_TLS=all, in both isolation modes (1 MB results), rejects a bad flag in one line,
+#           and its report turns the rows into the table with the ratio.
 # reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
 #           Markdown (the tables in the README come from the same code), and draws its PNG.
 set -euo pipefail
@@ -35,6 +38,30 @@ throughput)
   one_line "$work/bad.txt"
   expect_line "$work/bad.txt" '^mpi_roundtrip: .*round-trips'
   echo "mpi_roundtrip: its row, and one line for a bad flag"
+  ;;
+large-results)
+  header="transports,isolation,workers,megabytes,results,seconds,megabytes_per_second"
+  echo "$header" >"$work/large.csv"
+  for isolation in --in-worker ""; do
+    for transports in "-u UCX_TLS" "UCX_TLS=all"; do
+      # shellcheck disable=SC2086  # $transports is env's arguments, $isolation one flag or none
+      env $transports "$build/libfiber/fiberrun" "$build/benchmarks/large_results/large_results" \
+        --megabytes 1 --results 2 $isolation >>"$work/large.csv"
+    done
+  done
+  for row in '^\^cma,none,1,1,2,' '^all,none,1,1,2,' '^\^cma,process,1,1,2,' '^all,process,1,1,2,'; do
+    expect_line "$work/large.csv" "$row[0-9.]+,[0-9.]+$"
+  done
+  if "$build/libfiber/fiberrun" "$build/benchmarks/large_results/large_results" --results 0 \
+    >/dev/null 2>"$work/bad.txt"; then
+    fail "large_results --results 0 succeeded"
+  fi
+  one_line "$work/bad.txt"
+  expect_line "$work/bad.txt" '^large_results: .*results'
+  $python "$root/benchmarks/large_results/report.py" "$work/large.csv" --markdown "$work/large.md"
+  expect_line "$work/large.md" '^\| none \| [0-9]+ \| [0-9]+ \| [0-9.]+x \| 1 \|$'
+  expect_line "$work/large.md" '^\| process \| [0-9]+ \| [0-9]+ \| [0-9.]+x \| 1 \|$'
+  echo "large_results: its rows for both transports and isolations, one line for a bad flag, the report"
   ;;
 overhead)
   # 20 ms of 1 ms tasks: 100 tasks over the paper's 5 workers, 20 for one worker.
