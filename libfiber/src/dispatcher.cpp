@@ -561,6 +561,10 @@ void Dispatcher::take_message(int id, const MPI_Status& status) {
 }
 
 bool Dispatcher::lose_failed_workers() {
+  // Failures are rare: the workers are looked through only when a channel failed since last time.
+  std::uint64_t failures = Channel::failures_so_far();
+  if (failures == failures_handled_) return false;
+  failures_handled_ = failures;
   bool any = false;
   for (std::size_t id = 0; id < workers_.size(); ++id) {
     Worker& worker = *workers_[id];

@@ -207,6 +207,7 @@ class Dispatcher final : public ProgressDriver {
   // taken this many results (environment variable FIBER_FAILPOINT_BREAK_AFTER_RESULTS; 0: never).
   const std::uint64_t break_after_results_;
   std::uint64_t results_taken_ = 0;
+  std::uint64_t failures_handled_ = 0;  // Channel::failures_so_far() when last looked at
   std::atomic<int> worker_count_{0};
   std::atomic<int> parked_count_{0};
 

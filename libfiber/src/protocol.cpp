@@ -45,7 +45,9 @@ std::string BodyReader::string() {
 Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kEagerBytes) {}
 
 void Channel::fail(std::string why) {
-  if (!failure_) failure_ = std::move(why);
+  if (failure_) return;
+  failure_ = std::move(why);
+  failures_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Channel::post_receive(MPI_Request* request) {

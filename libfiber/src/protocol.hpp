@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -197,6 +198,8 @@ class Channel {
   // their buffers for as long as the channel lives.
   const std::optional<std::string>& failure() const { return failure_; }
   void fail(std::string why);
+  // How many channels of this process have failed so far: a look that needs no scan of them all.
+  static std::uint64_t failures_so_far() { return failures_.load(std::memory_order_relaxed); }
 
  private:
   struct PendingSend {
@@ -214,6 +217,7 @@ class Channel {
   std::size_t large_received_ = 0;
   std::deque<PendingSend> sends_;
   std::optional<std::string> failure_;
+  static inline std::atomic<std::uint64_t> failures_{0};
 };
 
 }  // namespace fiber::detail
