@@ -1,11 +1,11 @@
-#include "fiber/detail/job.hpp"
+#include "job_state.hpp"
 
 #include <utility>
 
 namespace fiber::detail {
 
-Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
-         std::size_t chunksize, std::chrono::milliseconds timeout)
+JobState::JobState(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
+                   std::size_t chunksize, std::chrono::milliseconds timeout)
     : task_(std::move(task)),
       arguments_(std::move(arguments)),
       offsets_(std::move(offsets)),
@@ -13,17 +13,17 @@ Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
       timeout_(timeout),
       outcomes_(offsets_.size() - 1) {}
 
-std::span<const char> Job::arguments(std::size_t first, std::size_t count) const {
+std::span<const char> JobState::arguments(std::size_t first, std::size_t count) const {
   return std::span<const char>(arguments_)
       .subspan(offsets_[first], offsets_[first + count] - offsets_[first]);
 }
 
-std::span<const std::uint64_t> Job::offsets(std::size_t first, std::size_t count) const {
+std::span<const std::uint64_t> JobState::offsets(std::size_t first, std::size_t count) const {
   return std::span<const std::uint64_t>(offsets_).subspan(first, count + 1);
 }
 
-void Job::store(std::size_t first, std::span<ItemResult> results,
-                const std::shared_ptr<const Bytes>& payload) {
+void JobState::store(std::size_t first, std::span<ItemResult> results,
+                     const std::shared_ptr<const Bytes>& payload) {
   std::lock_guard lock(mutex_);
   if (payload) payloads_.push_back(payload);
   bool wake = waiters_ > 1;
@@ -40,7 +40,7 @@ void Job::store(std::size_t first, std::span<ItemResult> results,
   if (wake) changed_.notify_all();
 }
 
-void Job::fail_pending(const std::exception_ptr& error) {
+void JobState::fail_pending(const std::exception_ptr& error) {
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < outcomes_.size(); ++i) {
     if (outcomes_[i].set) continue;
@@ -52,13 +52,13 @@ void Job::fail_pending(const std::exception_ptr& error) {
   changed_.notify_all();
 }
 
-bool Job::done() const {
+bool JobState::done() const {
   std::lock_guard lock(mutex_);
   return completed_ == outcomes_.size();
 }
 
-bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::time_point> deadline,
-                     const auto& ready) {
+bool JobState::wait_until(std::unique_lock<std::mutex>& lock,
+                          std::optional<Clock::time_point> deadline, const auto& ready) {
   // Do the dispatcher's work on this thread until ready (nothing to hand over); only a thread
   // that cannot (the dispatcher's own work) waits to be woken.
   if (driver_ && !ready()) {
@@ -89,21 +89,21 @@ bool Job::wait_until(std::unique_lock<std::mutex>& lock, std::optional<Clock::ti
   return ok;
 }
 
-bool Job::wait_all(std::optional<Clock::time_point> deadline) {
+bool JobState::wait_all(std::optional<Clock::time_point> deadline) {
   std::unique_lock lock(mutex_);
   wake_at_completed_ = outcomes_.size();
   return wait_until(lock, deadline, [this] { return completed_ == outcomes_.size(); });
 }
 
-bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
+bool JobState::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
   std::unique_lock lock(mutex_);
   wake_at_item_ = index;
   wake_at_completed_ = outcomes_.size();  // or when everything is done
   return wait_until(lock, deadline, [this, index] { return outcomes_[index].set; });
 }
 
-std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
-                                                    std::optional<Clock::time_point> deadline) {
+std::optional<std::size_t> JobState::wait_next_completed(
+    std::size_t already_taken, std::optional<Clock::time_point> deadline) {
   std::unique_lock lock(mutex_);
   wake_at_completed_ = already_taken + 1;
   if (!wait_until(lock, deadline,
@@ -113,16 +113,37 @@ std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
   return completion_order_[already_taken];
 }
 
-std::span<const char> Job::result(std::size_t index) const {
+std::span<const char> JobState::result(std::size_t index) const {
   std::lock_guard lock(mutex_);
   const Outcome& outcome = outcomes_[index];
   if (outcome.error) std::rethrow_exception(outcome.error);
   return std::span<const char>(*outcome.payload).subspan(outcome.offset, outcome.size);
 }
 
-bool Job::succeeded(std::size_t index) const {
+bool JobState::succeeded(std::size_t index) const {
   std::lock_guard lock(mutex_);
   return outcomes_[index].set && !outcomes_[index].error;
 }
+
+Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
+         std::size_t chunksize, std::chrono::milliseconds timeout)
+    : state_(std::make_unique<JobState>(std::move(task), std::move(arguments), std::move(offsets),
+                                        chunksize, timeout)) {}
+
+Job::~Job() = default;
+
+const std::string& Job::task() const noexcept { return state_->task(); }
+std::size_t Job::size() const noexcept { return state_->size(); }
+bool Job::done() const { return state_->done(); }
+bool Job::wait_all(std::optional<Clock::time_point> deadline) { return state_->wait_all(deadline); }
+bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
+  return state_->wait_item(index, deadline);
+}
+std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
+                                                    std::optional<Clock::time_point> deadline) {
+  return state_->wait_next_completed(already_taken, deadline);
+}
+std::span<const char> Job::result(std::size_t index) const { return state_->result(index); }
+bool Job::succeeded(std::size_t index) const { return state_->succeeded(index); }
 
 }  // namespace fiber::detail

@@ -78,7 +78,7 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
     throw PoolClosed(state_ == State::closed ? "fiber: the pool is closed"
                                              : "fiber: the pool was terminated");
   }
-  if (job->timeout().count() > 0 && options_.isolation == Isolation::none) {
+  if (job->state().timeout().count() > 0 && options_.isolation == Isolation::none) {
     throw std::invalid_argument(
         "fiber: a task timeout needs a pool with Isolation::process (a task in the worker's own "
         "process cannot be stopped)");

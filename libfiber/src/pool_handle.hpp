@@ -13,6 +13,8 @@
 
 namespace fiber::detail {
 
+struct ScheduledJob;  // dispatch/scheduled_job.hpp
+
 class PoolHandle {
  public:
   explicit PoolHandle(PoolOptions pool_options) : options(std::move(pool_options)) {}
@@ -20,11 +22,11 @@ class PoolHandle {
   const PoolOptions options;
 
   // The dispatcher thread's state.
-  std::vector<int> workers;                // ids of the workers this pool holds
-  std::deque<std::shared_ptr<Job>> queue;  // jobs with items not yet sent
-  std::vector<Call> broadcasts;            // the latest broadcast of each task, for new workers
-  int target = 0;                          // workers it should have (resize, autoscaling)
-  int autoscale_ceiling = 0;               // max_workers, lowered if spawning fails
+  std::vector<int> workers;                         // ids of the workers this pool holds
+  std::deque<std::shared_ptr<ScheduledJob>> queue;  // jobs with items not yet sent
+  std::vector<Call> broadcasts;  // the latest broadcast of each task, for new workers
+  int target = 0;                // workers it should have (resize, autoscaling)
+  int autoscale_ceiling = 0;     // max_workers, lowered if spawning fails
   bool terminated = false;
   bool released = false;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "fiber/errors.hpp"
 #include "mpi/error.hpp"
@@ -43,6 +44,17 @@ std::string BodyReader::string() {
 }
 
 Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kEagerBytes) {}
+
+Channel::~Channel() {
+  if (sends_.empty()) return;
+  static std::mutex abandoned_mutex;
+  static auto* abandoned = new std::vector<PendingSend>();  // never freed, on purpose
+  std::lock_guard lock(abandoned_mutex);
+  for (auto& send : sends_) {
+    PendingSend kept{mpi::Request(), std::move(send.buffer), std::move(send.keep_alive)};
+    abandoned->push_back(std::move(kept));  // `send.request` is freed with sends_
+  }
+}
 
 void Channel::fail(std::string why) {
   if (failure_) return;
@@ -103,14 +115,14 @@ void Channel::start_send(const char* data, std::size_t size, int tag,
                          std::shared_ptr<const Bytes> buffer,
                          std::shared_ptr<const void> keep_alive) {
   if (failure_) return;
-  PendingSend pending{MPI_REQUEST_NULL, std::move(buffer), std::move(keep_alive)};
-  int rc = MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, &pending.request);
+  PendingSend pending{mpi::Request(), std::move(buffer), std::move(keep_alive)};
+  int rc = MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, pending.request.get());
   if (rc != MPI_SUCCESS) {
     fail("MPI_Isend failed: " + mpi::error_text(rc));
     return;
   }
   int done = 0;
-  rc = MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+  rc = MPI_Test(pending.request.get(), &done, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) fail("a send failed: " + mpi::error_text(rc));
   if (!done) sends_.push_back(std::move(pending));
 }
@@ -154,7 +166,7 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
 bool Channel::progress_sends() {
   while (!sends_.empty() && !failure_) {
     int done = 0;
-    int rc = MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+    int rc = MPI_Test(sends_.front().request.get(), &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
       fail("a send failed: " + mpi::error_text(rc));
       break;
@@ -167,7 +179,7 @@ bool Channel::progress_sends() {
 
 void Channel::wait_sends() {
   while (!sends_.empty() && !failure_) {
-    int rc = MPI_Wait(&sends_.front().request, MPI_STATUS_IGNORE);
+    int rc = MPI_Wait(sends_.front().request.get(), MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
       fail("a send failed: " + mpi::error_text(rc));
       break;

@@ -24,6 +24,7 @@
 
 #include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
+#include "mpi/request.hpp"
 
 namespace fiber::detail {
 
@@ -171,6 +172,10 @@ class BodyReader {
 class Channel {
  public:
   explicit Channel(MPI_Comm comm);
+  // Sends still in flight (to a peer that was lost: others are waited for first) are let go:
+  // their requests freed, their buffers kept to the end of the process, since MPI may still read
+  // them.
+  ~Channel();
   Channel(Channel&&) = default;
 
   MPI_Comm comm() const { return comm_; }
@@ -203,7 +208,7 @@ class Channel {
 
  private:
   struct PendingSend {
-    MPI_Request request;
+    mpi::Request request;
     std::shared_ptr<const Bytes> buffer;
     std::shared_ptr<const void> keep_alive;
   };

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "dispatcher.hpp"
+#include "dispatch/dispatcher.hpp"
 
 namespace fiber::detail {
 

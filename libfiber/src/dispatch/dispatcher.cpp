@@ -1,0 +1,309 @@
+#include "dispatch/dispatcher.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backoff.hpp"
+#include "dispatch/result_reader.hpp"
+#include "fiber/errors.hpp"
+
+namespace fiber::detail {
+namespace {
+
+// How the wait for the last answers polls at the end (backoff.hpp).
+constexpr auto kShutdownSpin = std::chrono::milliseconds(10);
+constexpr auto kShutdownMaxSleep = std::chrono::milliseconds(1);
+
+std::uint64_t failpoint(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::strtoull(value, nullptr, 10) : 0;
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(std::vector<std::string> worker_argv)
+    : workers_(WorkerSpawner(std::move(worker_argv))),
+      break_after_results_(failpoint("FIBER_FAILPOINT_BREAK_AFTER_RESULTS")) {
+  engine_.start();
+}
+
+Dispatcher::~Dispatcher() { engine_.stop(); }
+
+template <class Command>
+auto Dispatcher::command(Command command) -> decltype(command()) {
+  return engine_.run([&] {
+    throw_if_broken();
+    now_ = Clock::now();
+    return command();
+  });
+}
+
+// --- the callers' commands ---
+
+std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open_pool(
+    const PoolOptions& options) {
+  return command([&] {
+    auto pool = std::make_shared<PoolHandle>(options);
+    pool->autoscale_ceiling = options.max_workers;
+    pools_.push_back(pool);
+    try {
+      auto initializers = sizing_.grow(pool, options.processes, now_);
+      return std::pair{pool, initializers};
+    } catch (...) {
+      sizing_.shrink(*pool, static_cast<int>(pool->workers.size()));
+      std::erase(pools_, pool);
+      throw;
+    }
+  });
+}
+
+Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool, int processes) {
+  return command([&] {
+    int now = static_cast<int>(pool->workers.size());
+    if (processes > now) return sizing_.grow(pool, processes - now, now_);
+    sizing_.shrink(*pool, now - processes);
+    return JobsToAwait{};
+  });
+}
+
+Dispatcher::JobsToAwait Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
+                                              const Call& call) {
+  return command([&] {
+    auto same = std::find_if(pool->broadcasts.begin(), pool->broadcasts.end(),
+                             [&](const Call& c) { return c.task == call.task; });
+    if (same != pool->broadcasts.end()) {
+      *same = call;
+    } else {
+      pool->broadcasts.push_back(call);
+    }
+    JobsToAwait jobs;
+    for (int id : pool->workers) {
+      jobs.push_back(scheduler_.send_call(id, pool, call, kRunBroadcast, &engine_, now_));
+    }
+    return jobs;
+  });
+}
+
+void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job) {
+  job->state().drive_with(&engine_);
+  // Sent from this thread at once if nobody is dispatching; whoever waits for the results
+  // listens for them.
+  engine_.run_soon([this, pool, job = std::move(job)] {
+    if (job->size() == 0) return;
+    if (broken_) {
+      job->state().fail_pending(broken_);
+      return;
+    }
+    scheduler_.enqueue(*pool, job);
+  });
+}
+
+void Dispatcher::terminate(const std::shared_ptr<PoolHandle>& pool) {
+  engine_.run([&] { scheduler_.terminate(*pool); });
+}
+
+void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
+  engine_.run([&] {
+    pool->released = true;
+    sizing_.shrink(*pool, static_cast<int>(pool->workers.size()));
+    std::erase(pools_, pool);
+  });
+}
+
+// --- a round ---
+
+bool Dispatcher::step(ProgressEngine::Listen listen) {
+  if (broken_) return false;  // commands fail at once; workers are not polled any more
+  now_ = Clock::now();
+  bool active = false;
+  if (listen == ProgressEngine::Listen::to_workers) {
+    active |= workers_.poll(now_, [this](int id, Message& message) { on_message(id, message); });
+  }
+  active |= lose_failed_workers();
+  sizing_.autoscale(pools_, now_);
+  active |= scheduler_.dispatch(pools_, now_);
+  active |= lose_failed_workers();  // a send may have failed
+  lose_silent_workers();
+  return active;
+}
+
+bool Dispatcher::work_in_flight() const {
+  return workers_.any_in_flight() ||
+         std::any_of(pools_.begin(), pools_.end(), [](const auto& p) { return !p->queue.empty(); });
+}
+
+bool Dispatcher::must_poll() const {
+  return work_in_flight() || std::any_of(pools_.begin(), pools_.end(), [](const auto& pool) {
+           return pool->autoscale_ceiling > 0;
+         });
+}
+
+// --- what workers say ---
+
+void Dispatcher::on_message(int id, Message& message) {
+  Worker& worker = workers_[id];
+  if (worker.dead) {
+    workers_.revive(id);
+    return;
+  }
+  if (message.kind == MessageKind::result) {
+    auto list = std::make_shared<const Bytes>(std::move(message.body));
+    for_each_entry(*list, [&](std::span<const char> entry) { on_result(worker, list, entry); });
+    workers_.park_if_drained(id);
+  }
+}
+
+void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& message,
+                           std::span<const char> entry) {
+  // Item results are kept as spans of the whole message: offsets from its start.
+  ResultReader result(entry, static_cast<std::uint64_t>(entry.data() - message->data()));
+  const ResultHeader& header = result.header();
+  auto chunk = std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
+                            [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
+  if (chunk == worker.in_flight.end()) {
+    if (header.chunk_id < worker.stale_chunks_below) return;  // re-sent when it was lost
+    throw ProtocolError(
+        fmt::format("fiber: {} answered a chunk it was not given", where(worker.info)));
+  }
+  if (++results_taken_ == break_after_results_) {
+    throw Error("fiber: failpoint FIBER_FAILPOINT_BREAK_AFTER_RESULTS reached");
+  }
+  InFlight done = std::move(*chunk);
+  worker.in_flight.erase(chunk);
+  worker.last_result = now_;
+  if (worker.in_flight.empty()) worker.idle_since = worker.last_result;
+  if (header.status == ChunkStatus::cancelled) return;  // failed when the pool was terminated
+  if (header.status == ChunkStatus::not_run) {
+    scheduler_.requeue(done, done.first, done.count);
+    return;
+  }
+  JobState& job = done.job->state();
+  if (header.status == ChunkStatus::complete) {
+    scheduler_.timings().record(job.task(), header.elapsed_ns, header.count);
+  }
+  std::uint64_t failed = result.items(job.task(), worker.info, scratch_results_);
+  done.pool->counters.completed += header.count;
+  done.pool->counters.failed += failed;
+  job.store(done.first, scratch_results_, message);
+
+  if (header.status == ChunkStatus::crashed || header.status == ChunkStatus::timed_out) {
+    std::string reason = result.reason();
+    // Items from header.count on have no result: the one the task process died running is
+    // counted against its retries, the others are sent again.
+    std::size_t item = done.first + header.failed_item;
+    scheduler_.requeue(done, done.first + header.count, header.failed_item - header.count);
+    std::exception_ptr error;
+    int attempts = done.pool->options.max_retries + 1;
+    if (header.status == ChunkStatus::crashed) {
+      ++done.pool->counters.crashes;
+      error = std::make_exception_ptr(WorkerLost(
+          fmt::format("fiber: task '{}' crashed its task process {} times, the last time on {}: {}",
+                      job.task(), attempts, where(worker.info), reason)));
+    } else {
+      ++done.pool->counters.timeouts;
+      error = std::make_exception_ptr(
+          TimeoutError(fmt::format("fiber: task '{}' timed out {} times, the last time on {}: {}",
+                                   job.task(), attempts, where(worker.info), reason)));
+    }
+    scheduler_.retry_or_fail(done, item, error);
+    scheduler_.requeue(done, item + 1, done.first + done.count - item - 1);
+  }
+}
+
+// --- lost workers ---
+
+bool Dispatcher::lose_failed_workers() {
+  auto failed = workers_.newly_unreachable();
+  for (int id : failed) {
+    Worker& worker = workers_[id];
+    std::string why = fmt::format("{}: {}", where(worker.info), *worker.channel.failure());
+    if (worker.dead) {  // already given up for silence: nothing more to re-send
+      std::fprintf(stderr, "fiber: %s\n", why.c_str());
+      continue;
+    }
+    declare_dead(id, why);
+  }
+  return !failed.empty();
+}
+
+void Dispatcher::lose_silent_workers() {
+  for (auto& [id, why] : workers_.newly_silent(Clock::now())) declare_dead(id, why);
+}
+
+void Dispatcher::declare_dead(int id, const std::string& why) {
+  scheduler_.reschedule_lost(workers_.lose(id), why);
+  Worker& worker = workers_[id];
+  if (auto pool = worker.pool) {
+    ++pool->counters.workers_lost;
+    int target = pool->target;
+    workers_.leave_pool(id);
+    pool->target = target;
+    sizing_.replace_lost(pool, now_);
+  }
+  std::fprintf(stderr, "fiber: %s; its tasks go to other workers\n", why.c_str());
+}
+
+// --- failure and the end ---
+
+void Dispatcher::fail(const std::exception_ptr& cause) {
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(cause);
+  } catch (const std::exception& error) {
+    what = error.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "fiber: the runtime broke down and fails all pending work: %s\n",
+               what.c_str());
+  broken_ = std::make_exception_ptr(
+      Error("fiber: the runtime broke down and takes no more work (" + what + ")"));
+  Scheduler::fail_queued(pools_, broken_);
+  // What the dispatcher knew of the chunks in flight may be wrong now (it failed mid-way): the
+  // workers drop them, and their answers, if any come, are ignored.
+  for (auto& chunk : workers_.abandon_in_flight()) chunk.job->job->state().fail_pending(broken_);
+}
+
+void Dispatcher::throw_if_broken() const {
+  if (broken_) std::rethrow_exception(broken_);
+}
+
+void Dispatcher::finish() {
+  try {
+    stop_workers();
+    workers_.shut_down();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "fiber: workers could not be shut down cleanly: %s\n", error.what());
+    workers_.forget();
+  }
+}
+
+void Dispatcher::stop_workers() {
+  // Let chunks still running finish or be dropped, so that no send is left half-done when the
+  // processes disconnect.
+  auto error = std::make_exception_ptr(Error("fiber: the runtime stopped before this task ran"));
+  for (auto& pool : pools_) pool->terminated = true;
+  Scheduler::fail_queued(pools_, error);
+  for (const auto& worker : workers_.all()) {
+    if (worker->dead) continue;
+    for (auto& chunk : worker->in_flight) chunk.job->job->state().fail_pending(error);
+    if (!worker->in_flight.empty()) worker->channel.send(MessageKind::drop);
+  }
+  Backoff backoff(kShutdownSpin, kShutdownMaxSleep);
+  while (work_in_flight()) {
+    now_ = Clock::now();
+    bool active =
+        workers_.poll(now_, [this](int id, Message& message) { on_message(id, message); });
+    active |= lose_failed_workers();
+    if (active) {
+      backoff.activity();
+    } else {
+      backoff.pause();
+    }
+    lose_silent_workers();
+  }
+}
+
+}  // namespace fiber::detail

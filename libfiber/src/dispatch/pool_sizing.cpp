@@ -1,0 +1,86 @@
+#include "dispatch/pool_sizing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "fiber/errors.hpp"
+
+namespace fiber::detail {
+
+PoolSizing::Jobs PoolSizing::grow(const std::shared_ptr<PoolHandle>& pool, int count,
+                                  Clock::time_point now) {
+  Jobs initializers;
+  pool->target = static_cast<int>(pool->workers.size()) + count;
+  while (static_cast<int>(pool->workers.size()) < pool->target) {
+    if (auto job = add_worker(pool, now)) initializers.push_back(std::move(job));
+  }
+  return initializers;
+}
+
+std::shared_ptr<Job> PoolSizing::add_worker(const std::shared_ptr<PoolHandle>& pool,
+                                            Clock::time_point now) {
+  int id = workers_.join(pool);
+  std::shared_ptr<Job> initializer;
+  if (pool->options.initializer) {
+    initializer =
+        scheduler_.send_call(id, pool, *pool->options.initializer, kRunInitializer, &driver_, now);
+  }
+  for (const Call& call : pool->broadcasts) {
+    scheduler_.send_call(id, pool, call, kRunBroadcast, &driver_, now);
+  }
+  return initializer;
+}
+
+void PoolSizing::shrink(PoolHandle& pool, int count) {
+  for (; count > 0 && !pool.workers.empty(); --count) {
+    auto least_busy = std::min_element(pool.workers.begin(), pool.workers.end(), [&](int a, int b) {
+      return workers_[a].in_flight.size() < workers_[b].in_flight.size();
+    });
+    workers_.leave_pool(*least_busy);
+  }
+  pool.target = static_cast<int>(pool.workers.size());
+}
+
+void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now) {
+  if (pool->terminated || pool->released) return;
+  try {
+    add_worker(pool, now);
+  } catch (const Error& error) {
+    std::fprintf(stderr, "fiber: could not replace a lost worker: %s\n", error.what());
+  }
+}
+
+void PoolSizing::autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools,
+                           Clock::time_point now) {
+  for (const auto& pool : pools) {
+    if (pool->autoscale_ceiling <= 0 || pool->terminated) continue;
+    const auto& options = pool->options;
+    int size = static_cast<int>(pool->workers.size());
+    std::size_t backlog = 0;
+    for (const auto& scheduled : pool->queue) backlog += scheduled->backlog();
+    if (backlog > 0 && size < pool->autoscale_ceiling) {
+      int wanted = std::min<int>(pool->autoscale_ceiling, size + static_cast<int>(backlog));
+      try {
+        grow(pool, wanted - size, now);
+      } catch (const SpawnError& error) {
+        pool->autoscale_ceiling = static_cast<int>(pool->workers.size());
+        pool->target = pool->autoscale_ceiling;
+        std::fprintf(stderr, "fiber: autoscaling stops at %d workers: %s\n",
+                     pool->autoscale_ceiling, error.what());
+      }
+      continue;
+    }
+    if (backlog == 0 && size > options.min_workers) {
+      for (int id : std::vector<int>(pool->workers)) {
+        if (static_cast<int>(pool->workers.size()) <= options.min_workers) break;
+        const Worker& worker = workers_[id];
+        if (worker.in_flight.empty() && now - worker.idle_since > options.scale_down_after) {
+          workers_.leave_pool(id);
+          pool->target = static_cast<int>(pool->workers.size());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,42 @@
+// How many workers each pool holds: growing it (a parked worker first, else a new one, with the
+// pool's initializer and broadcasts replayed on it), shrinking it (idle workers first), replacing
+// a lost worker, and autoscaling between min_workers and max_workers on the backlog.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "dispatch/scheduler.hpp"
+#include "dispatch/worker_set.hpp"
+
+namespace fiber::detail {
+
+class PoolSizing {
+ public:
+  PoolSizing(WorkerSet& workers, Scheduler& scheduler, ProgressDriver& driver)
+      : workers_(workers), scheduler_(scheduler), driver_(driver) {}
+
+  using Jobs = std::vector<std::shared_ptr<Job>>;
+
+  // Adds `count` workers to the pool; their initializer jobs. fiber::SpawnError if one cannot be
+  // started (those added before it stay).
+  Jobs grow(const std::shared_ptr<PoolHandle>& pool, int count, Clock::time_point now);
+  // Takes `count` workers from the pool, the least busy first: their work finishes, then they
+  // park.
+  void shrink(PoolHandle& pool, int count);
+  // Restores the pool's size after it lost a worker; says so if it cannot.
+  void replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now);
+  // Grows autoscaled pools with a backlog, up to max_workers (lowered for good if spawning
+  // fails), and shrinks them to min_workers by the workers idle for scale_down_after.
+  void autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools, Clock::time_point now);
+
+ private:
+  // One more worker for the pool; its initializer job, if any.
+  std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now);
+
+  WorkerSet& workers_;
+  Scheduler& scheduler_;
+  ProgressDriver& driver_;
+};
+
+}  // namespace fiber::detail

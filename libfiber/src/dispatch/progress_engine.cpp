@@ -1,0 +1,177 @@
+#include "dispatch/progress_engine.hpp"
+
+#include "backoff.hpp"
+
+namespace fiber::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long a polling loop spins before it sleeps, and its longest sleep (backoff.hpp).
+constexpr auto kSpinFor = 10ms;
+constexpr auto kMaxSleep = 1ms;
+
+// Set while this thread holds an engine's progress lock.
+thread_local bool t_in_round = false;
+
+class ProgressLock {
+ public:
+  explicit ProgressLock(std::mutex& mutex) : lock_(mutex) { t_in_round = true; }
+  ProgressLock(std::mutex& mutex, std::try_to_lock_t) : lock_(mutex, std::try_to_lock) {
+    if (lock_) t_in_round = true;
+  }
+  ~ProgressLock() {
+    if (lock_) t_in_round = false;
+  }
+  ProgressLock(const ProgressLock&) = delete;
+  ProgressLock& operator=(const ProgressLock&) = delete;
+  explicit operator bool() const { return lock_.owns_lock(); }
+  void unlock() {
+    lock_.unlock();
+    t_in_round = false;
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+}  // namespace
+
+bool ProgressEngine::in_round() { return t_in_round; }
+
+void ProgressEngine::start() {
+  thread_ = std::thread([this] { loop(); });
+}
+
+void ProgressEngine::stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    stopping_ = true;
+  }
+  inbox_changed_.notify_all();
+  thread_.join();
+}
+
+void ProgressEngine::post(std::function<void()> command, bool wake) {
+  {
+    std::lock_guard lock(inbox_mutex_);
+    inbox_.push_back(std::move(command));
+    inbox_filled_.store(true, std::memory_order_release);
+  }
+  if (wake) inbox_changed_.notify_one();
+}
+
+void ProgressEngine::run_soon(std::function<void()> command) {
+  if (t_in_round) {  // from a round's own work: the next round
+    post(std::move(command));
+    return;
+  }
+  ProgressLock progress(progress_mutex_, std::try_to_lock);
+  if (!progress) {  // a round is running: the next one takes it
+    post(std::move(command));
+    return;
+  }
+  // Behind the commands already posted.
+  post(std::move(command), /*wake=*/false);
+  round(Listen::no);
+  progress.unlock();
+  wake_if_asleep();
+}
+
+void ProgressEngine::wake_if_asleep() {
+  if (!asleep_.load()) return;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    unwatched_ = true;
+  }
+  inbox_changed_.notify_one();
+}
+
+bool ProgressEngine::round(Listen listen) {
+  try {
+    std::vector<std::function<void()>> commands;
+    if (inbox_filled_.load(std::memory_order_acquire)) {
+      std::lock_guard lock(inbox_mutex_);
+      commands.swap(inbox_);
+      inbox_filled_.store(false, std::memory_order_relaxed);
+    }
+    auto now = Clock::now();
+    for (auto& command : commands) command();
+    bool active = !commands.empty();
+    active |= work_.step(listen);
+    if (active) last_activity_ = now;
+    return active;
+  } catch (...) {
+    work_.fail(std::current_exception());
+    return true;
+  }
+}
+
+bool ProgressEngine::drive(const std::function<bool()>& ready,
+                           std::optional<Clock::time_point> deadline) {
+  if (t_in_round) return false;
+  // Work it leaves in flight is the thread's again within kLookAgain.
+  struct Driving {
+    std::atomic<int>& drivers;
+    explicit Driving(std::atomic<int>& count) : drivers(count) { drivers.fetch_add(1); }
+    ~Driving() { drivers.fetch_sub(1); }
+  } driving(drivers_);
+  Backoff backoff(kSpinFor, kMaxSleep);
+  while (!ready()) {
+    if (deadline && Clock::now() >= *deadline) break;
+    bool active = false;
+    {
+      ProgressLock progress(progress_mutex_, std::try_to_lock);
+      if (progress) active = round(Listen::to_workers);
+    }
+    if (active) {
+      backoff.activity();
+    } else {
+      backoff.pause();
+    }
+  }
+  return true;
+}
+
+void ProgressEngine::loop() {
+  Backoff backoff(kSpinFor, kMaxSleep);
+  for (;;) {
+    {
+      std::unique_lock lock(inbox_mutex_);
+      while (drivers_.load() > 0 && !stopping_) inbox_changed_.wait_for(lock, kLookAgain);
+      if (stopping_) break;
+    }
+    ProgressLock progress(progress_mutex_);
+    if (drivers_.load() > 0) continue;
+    if (round(Listen::to_workers)) {
+      backoff.activity();
+      continue;
+    }
+    if (work_.must_poll()) {
+      progress.unlock();
+      backoff.pause();
+      continue;
+    }
+    // Nothing to poll for: wait for a command, looking again now and then while things happen
+    // (a caller that submitted from its own thread wakes the thread only once it sleeps until
+    // told).
+    bool quiet = Clock::now() - last_activity_ > kQuietBeforeSleep;
+    if (quiet) asleep_.store(true);
+    progress.unlock();
+    std::unique_lock lock(inbox_mutex_);
+    auto told = [this] { return !inbox_.empty() || unwatched_ || stopping_; };
+    if (quiet) {
+      inbox_changed_.wait(lock, told);
+    } else {
+      inbox_changed_.wait_for(lock, kLookAgain, told);
+    }
+    unwatched_ = false;
+    asleep_.store(false);
+  }
+  ProgressLock progress(progress_mutex_);
+  round(Listen::to_workers);  // commands posted before the stop
+  work_.finish();
+}
+
+}  // namespace fiber::detail

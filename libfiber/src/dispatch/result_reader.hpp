@@ -1,0 +1,37 @@
+// Reads one entry of a result message (protocol.hpp, "Body of a result message"): the chunk's
+// header, each item's outcome as a JobState::ItemResult that points into the message, a failed
+// item's error as a fiber::TaskError, and the reason a chunk's task process died. Throws
+// ProtocolError on an entry cut short.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fiber/pool.hpp"
+#include "job_state.hpp"
+#include "protocol.hpp"
+
+namespace fiber::detail {
+
+class ResultReader {
+ public:
+  // `entry` lies `offset` bytes into the message that results will point into.
+  ResultReader(std::span<const char> entry, std::uint64_t offset);
+
+  const ResultHeader& header() const { return header_; }
+  // The header's `count` item outcomes of task `task`, run on `worker`, into `results`; returns
+  // how many failed.
+  std::uint64_t items(const std::string& task, const WorkerInfo& worker,
+                      std::vector<JobState::ItemResult>& results);
+  // Why the task process died (ChunkStatus::crashed or timed_out), after items().
+  std::string reason();
+
+ private:
+  BodyReader reader_;
+  std::uint64_t offset_;
+  ResultHeader header_;
+};
+
+}  // namespace fiber::detail

@@ -1,0 +1,55 @@
+// What the master knows of one worker: its connection, which pool holds it, the chunks it was
+// sent and not yet answered, and when it was last heard from.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "dispatch/scheduled_job.hpp"
+#include "fiber/pool.hpp"
+#include "mpi/intercomm.hpp"
+#include "pool_handle.hpp"
+#include "protocol.hpp"
+
+namespace fiber::detail {
+
+// Items [first, first + count) of a job, sent to a worker as one chunk.
+struct InFlight {
+  std::uint64_t chunk_id;
+  std::shared_ptr<ScheduledJob> job;
+  std::shared_ptr<PoolHandle> pool;
+  std::size_t first;
+  std::size_t count;
+};
+
+struct Worker {
+  explicit Worker(MPI_Comm intercomm) : comm(intercomm), channel(intercomm) {}
+
+  mpi::Intercomm comm;
+  Channel channel;
+  WorkerInfo info;
+  std::shared_ptr<PoolHandle> pool;  // none while parked (or lost)
+  std::deque<InFlight> in_flight;
+  Clock::time_point last_result{};  // when it last answered: a busy worker gets no prefetch
+  Clock::time_point last_heard{};   // any message: a silent busy worker is taken for dead
+  Clock::time_point idle_since{};   // for autoscaling down
+  bool parked = false;
+  bool dead = false;  // taken for lost: in no pool, sent nothing, but still listened to
+  // Its channel failed (an MPI error on its requests: it died mid-message, its connection
+  // broke): lost for good, never listened to again, released without a disconnect at the end.
+  bool unreachable = false;
+  // Results of chunks sent before it was taken for lost (re-sent elsewhere) are ignored.
+  std::uint64_t stale_chunks_below = 0;
+};
+
+// "worker 3 on node2, pid 1234": which worker a message is about.
+inline std::string where(const WorkerInfo& worker) {
+  return fmt::format("worker {} on {}, pid {}", worker.id, worker.host, worker.pid);
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,259 @@
+#include "dispatch/worker_set.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "fiber/errors.hpp"
+#include "mpi/error.hpp"
+
+namespace fiber::detail {
+namespace {
+
+template <class T>
+std::span<const char> bytes_of(const T& value) {
+  return {reinterpret_cast<const char*>(&value), sizeof value};
+}
+
+double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+}  // namespace
+
+int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
+  int id;
+  if (!parked_.empty()) {
+    id = parked_.back();
+    parked_.pop_back();
+  } else {
+    id = static_cast<int>(workers_.size());
+    int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
+                                                  [](const auto& w) { return !w->dead; }));
+    auto spawned = spawner_.spawn(id, live);
+    workers_.push_back(std::move(spawned.worker));
+    receives_.add(spawned.receive);
+    count_.store(static_cast<int>(workers_.size()));
+  }
+  Worker& worker = *workers_[id];
+  worker.pool = pool;
+  worker.parked = false;
+  worker.idle_since = Clock::now();  // (a spawn may have taken a while)
+  pool->workers.push_back(id);
+  {
+    std::lock_guard lock(pool->info_mutex);
+    pool->worker_infos.push_back(worker.info);
+  }
+  parked_count_.store(static_cast<int>(parked_.size()));
+  return id;
+}
+
+void WorkerSet::leave_pool(int id) {
+  Worker& worker = *workers_[id];
+  auto pool = std::move(worker.pool);
+  if (!pool) return;
+  std::erase(pool->workers, id);
+  {
+    std::lock_guard lock(pool->info_mutex);
+    std::erase_if(pool->worker_infos, [&](const WorkerInfo& w) { return w.id == id; });
+  }
+  worker.pool = nullptr;
+  park_if_drained(id);
+}
+
+void WorkerSet::park_if_drained(int id) {
+  Worker& worker = *workers_[id];
+  if (worker.pool || worker.dead || worker.parked || !worker.in_flight.empty()) return;
+  worker.parked = true;
+  worker.channel.send(MessageKind::park);
+  parked_.push_back(id);
+  parked_count_.store(static_cast<int>(parked_.size()));
+}
+
+void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
+                           const std::shared_ptr<ScheduledJob>& scheduled, std::size_t first,
+                           std::size_t count, std::uint32_t flags, Batch* batch,
+                           Clock::time_point now) {
+  Worker& worker = *workers_[id];
+  const JobState& job = scheduled->state();
+  std::uint64_t chunk_id = next_chunk_id_++;
+  bool isolated = pool->options.isolation == Isolation::process;
+  auto timeout = job.timeout().count() > 0 ? job.timeout() : pool->options.task_timeout;
+  RunHeader header{chunk_id, static_cast<std::uint32_t>(job.task().size()),
+                   static_cast<std::uint32_t>(count), flags | (isolated ? kRunIsolated : 0u),
+                   static_cast<std::uint32_t>(timeout.count())};
+  auto offsets = job.offsets(first, count);
+  auto& relative = scratch_offsets_;
+  relative.resize(offsets.size());
+  for (std::size_t i = 0; i < offsets.size(); ++i) relative[i] = offsets[i] - offsets[0];
+  std::span<const char> name(job.task().data(), job.task().size());
+  std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
+                                     relative.size() * sizeof(std::uint64_t));
+  auto arguments = job.arguments(first, count);
+  if (batch && arguments.size() <= kBatchedEntryBytes) {  // joins the worker's batch
+    batch->add({bytes_of(header), name, offset_bytes, arguments});
+  } else {
+    // Alone, as a list of one entry; the arguments are sent in place (the job stays alive).
+    std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
+    worker.channel.send(MessageKind::run,
+                        {bytes_of(size), bytes_of(header), name, offset_bytes, arguments},
+                        scheduled->job);
+  }
+  // A worker that had nothing to do had no reason to talk: its silence starts now.
+  if (worker.in_flight.empty()) worker.last_heard = now;
+  worker.in_flight.push_back({chunk_id, scheduled, pool, first, count});
+}
+
+bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message) {
+  int completed = 0;
+  int rc = receives_.test_some(completed);
+  // A receive that completed in error (its worker died mid-message, its connection broke) is
+  // that worker's failure alone; the statuses say which (and only with MPI_ERR_IN_STATUS).
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+    throw Error("fiber: MPI_Testsome failed: " + mpi::error_text(rc));
+  }
+  if (completed == MPI_UNDEFINED) return false;
+  // Every completed receive is taken (and posted again) even if one of them throws: a request
+  // left completed would silence its worker for good.
+  std::exception_ptr failure;
+  for (int k = 0; k < completed; ++k) {
+    int id = receives_.indices()[k];
+    const MPI_Status& status = receives_.statuses()[k];
+    Worker& worker = *workers_[id];
+    MPI_Request* request = receives_.at(id);
+    if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS) {
+      *request = MPI_REQUEST_NULL;
+      worker.channel.fail("a receive from it failed: " + mpi::error_text(status.MPI_ERROR));
+      continue;
+    }
+    try {
+      auto message = worker.channel.on_received(status, request);
+      if (!message) continue;
+      worker.channel.post_receive(request);
+      if (worker.unreachable) continue;  // lost for good (its channel failed): never revived
+      worker.last_heard = now;
+      on_message(id, *message);
+    } catch (const ProtocolError& error) {
+      *request = MPI_REQUEST_NULL;
+      worker.channel.fail(fmt::format("it sent a message fiber cannot read ({})", error.what()));
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  for (auto& worker : workers_) {
+    if (!worker->dead) worker->channel.progress_sends();
+  }
+  if (failure) std::rethrow_exception(failure);
+  return true;
+}
+
+std::vector<int> WorkerSet::newly_unreachable() {
+  // Failures are rare: the workers are looked through only when a channel failed since last time.
+  std::vector<int> ids;
+  std::uint64_t failures = Channel::failures_so_far();
+  if (failures == failures_seen_) return ids;
+  failures_seen_ = failures;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    if (worker.unreachable || !worker.channel.failure()) continue;
+    worker.unreachable = true;
+    ids.push_back(static_cast<int>(id));
+  }
+  return ids;
+}
+
+std::vector<std::pair<int, std::string>> WorkerSet::newly_silent(Clock::time_point now) {
+  std::vector<std::pair<int, std::string>> silent;
+  auto gap = now - last_silence_check_;
+  if (gap < kSilenceCheckPeriod) return silent;
+  bool first_check = last_silence_check_ == Clock::time_point{};
+  last_silence_check_ = now;
+  if (!first_check && gap > kDispatcherStall) {
+    for (auto& worker : workers_) worker->last_heard = std::min(now, worker->last_heard + gap);
+  }
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    if (worker.dead || worker.in_flight.empty()) continue;
+    const InFlight& oldest = worker.in_flight.front();
+    // A worker running tasks in its own process cannot send heartbeats meanwhile.
+    if (oldest.pool->options.isolation != Isolation::process) continue;
+    const auto worker_timeout = oldest.pool->options.worker_timeout;
+    auto allowed = silence_.allowed(worker_timeout, now);
+    auto silence = now - worker.last_heard;
+    if (silence <= allowed) continue;
+    silent.emplace_back(static_cast<int>(id), fmt::format("{} stopped answering for {:.1f} s",
+                                                          where(worker.info), seconds(silence)));
+    worker.dead = true;  // (lose() finishes the job; it is not looked at twice meanwhile)
+    if (silence_.on_loss(now, allowed)) {
+      fmt::print(stderr,
+                 "fiber: workers keep falling silent (an overloaded node?); a worker is now "
+                 "taken for lost after {:.0f} s of silence\n",
+                 seconds(worker_timeout * silence_.scale()));
+    }
+  }
+  return silent;
+}
+
+std::deque<InFlight> WorkerSet::lose(int id) {
+  Worker& worker = *workers_[id];
+  // MPI reports nothing about a dead process (docs/platform.md, "MPI does not report a dead
+  // process"): send it nothing more. Its connection stays ("Disconnecting from a dead process
+  // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
+  // answers again and is revived.
+  worker.dead = true;
+  return std::exchange(worker.in_flight, {});
+}
+
+void WorkerSet::revive(int id) {
+  Worker& worker = *workers_[id];
+  worker.dead = false;
+  worker.stale_chunks_below = next_chunk_id_;
+  worker.channel.send(MessageKind::drop);  // its chunks were re-sent to others
+  fmt::print(stderr, "fiber: {} answered again after being taken for lost; it waits parked\n",
+             where(worker.info));
+  park_if_drained(id);
+}
+
+std::vector<InFlight> WorkerSet::abandon_in_flight() {
+  std::vector<InFlight> abandoned;
+  for (auto& worker : workers_) {
+    if (!worker->in_flight.empty() && !worker->dead) worker->channel.send(MessageKind::drop);
+    for (auto& chunk : worker->in_flight) abandoned.push_back(std::move(chunk));
+    worker->in_flight.clear();
+    worker->stale_chunks_below = next_chunk_id_;
+  }
+  return abandoned;
+}
+
+bool WorkerSet::any_in_flight() const {
+  return std::any_of(workers_.begin(), workers_.end(),
+                     [](const auto& worker) { return !worker->in_flight.empty(); });
+}
+
+void WorkerSet::forget() {
+  for (auto& worker : workers_) worker->comm.release();
+  workers_.clear();
+  count_.store(0);
+}
+
+void WorkerSet::shut_down() {
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    // A worker taken for lost is never waited for: its process may be gone.
+    mpi::check(receives_.cancel(id, /*wait=*/!worker.dead), "cancelling a receive");
+    // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize
+    // would wait for it); dead, the message is never waited for.
+    worker.channel.send(MessageKind::shutdown);
+  }
+  for (auto& worker : workers_) {
+    if (!worker->dead) worker->channel.wait_sends();
+    if (worker->dead || worker->channel.failure()) {
+      worker->comm.release();  // disconnecting from a dead process would hang
+      continue;
+    }
+    worker->comm.disconnect();
+  }
+  workers_.clear();
+  count_.store(0);
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,95 @@
+// Every worker the master started, and the MPI traffic with them: obtaining workers (parked ones
+// first, else the spawner), lending them to pools and parking them, sending chunks, listening to
+// all of them at once (a request pool: one MPI_Testsome), telling when one went silent or its
+// connection failed, and shutting them down. It knows nothing of how work is scheduled: the
+// scheduler decides what goes where, this part moves the bytes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dispatch/silence_watch.hpp"
+#include "dispatch/worker_record.hpp"
+#include "dispatch/worker_spawner.hpp"
+#include "mpi/request_pool.hpp"
+
+namespace fiber::detail {
+
+class WorkerSet {
+ public:
+  explicit WorkerSet(WorkerSpawner spawner) : spawner_(std::move(spawner)) {}
+
+  Worker& operator[](int id) { return *workers_[static_cast<std::size_t>(id)]; }
+  const std::vector<std::unique_ptr<Worker>>& all() const { return workers_; }
+  int count() const { return count_.load(); }
+  int parked_count() const { return parked_count_.load(); }
+
+  // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
+  int join(const std::shared_ptr<PoolHandle>& pool);
+  // Takes a worker from its pool; it parks once its chunks in flight are answered.
+  void leave_pool(int id);
+  void park_if_drained(int id);
+
+  // Sends items [first, first + count) of `job` to worker `id` as one chunk; a small one joins
+  // `batch` when given (sent by the caller).
+  void send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
+                  const std::shared_ptr<ScheduledJob>& job, std::size_t first, std::size_t count,
+                  std::uint32_t flags, Batch* batch, Clock::time_point now);
+
+  // Takes every message that arrived: `on_message(id, message)` for each, from workers not lost
+  // for good. A message that is not of the protocol (ProtocolError, from the channel or from
+  // on_message) fails that worker's channel; anything else on_message throws comes back after
+  // every arrived message was taken. True if anything arrived.
+  bool poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message);
+  // Workers whose channel failed since the last call, each once (they are unreachable now).
+  std::vector<int> newly_unreachable();
+  // Busy workers of isolated pools silent for longer than the silence watch allows, looked for at
+  // most every kSilenceCheckPeriod: (id, why) of each.
+  std::vector<std::pair<int, std::string>> newly_silent(Clock::time_point now);
+
+  // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held.
+  std::deque<InFlight> lose(int id);
+  // A worker taken for lost answered again: it drops what it held and waits parked for reuse.
+  void revive(int id);
+  // Cuts every worker's chunks off (dropped on the workers, their answers ignored): the chunks.
+  std::vector<InFlight> abandon_in_flight();
+
+  bool any_in_flight() const;
+  // Asks every worker to stop and disconnects from it (once their chunks were answered or
+  // dropped); no worker is left afterwards.
+  void shut_down();
+  // Forgets every worker without waiting for anything (after shut_down failed: a disconnect
+  // could wait forever on a broken connection).
+  void forget();
+
+  std::uint64_t next_chunk_id() const { return next_chunk_id_; }
+
+  // How often silent workers are looked for.
+  static constexpr auto kSilenceCheckPeriod = std::chrono::milliseconds(100);
+  // A gap longer than this between two looks means the dispatcher itself did not run (a long
+  // spawn, an overloaded node): nobody was listened to meanwhile, so that time is nobody's
+  // silence.
+  static constexpr auto kDispatcherStall = std::chrono::seconds(1);
+
+ private:
+  WorkerSpawner spawner_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // index = worker id
+  mpi::RequestPool receives_;                     // index = worker id
+  std::vector<int> parked_;                       // ids of workers no pool holds
+  SilenceWatch silence_;
+  Clock::time_point last_silence_check_{};
+  std::uint64_t next_chunk_id_ = 1;
+  std::uint64_t failures_seen_ = 0;  // Channel::failures_so_far() at the last look
+  std::vector<std::uint64_t> scratch_offsets_;
+  std::atomic<int> count_{0};
+  std::atomic<int> parked_count_{0};
+};
+
+}  // namespace fiber::detail
