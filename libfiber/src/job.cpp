@@ -52,10 +52,15 @@ void JobState::fail_pending(const std::exception_ptr& error) {
   changed_.notify_all();
 }
 
-bool JobState::done() const {
-  std::lock_guard lock(mutex_);
-  return completed_ == outcomes_.size();
-}
+Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
+         std::size_t chunksize, std::chrono::milliseconds timeout)
+    : state_(std::make_unique<JobState>(std::move(task), std::move(arguments), std::move(offsets),
+                                        chunksize, timeout)) {}
+
+Job::~Job() = default;
+
+const std::string& Job::task() const noexcept { return state_->task(); }
+std::size_t Job::size() const noexcept { return state_->size(); }
 
 bool JobState::wait_until(std::unique_lock<std::mutex>& lock,
                           std::optional<Clock::time_point> deadline, const auto& ready) {
@@ -89,61 +94,51 @@ bool JobState::wait_until(std::unique_lock<std::mutex>& lock,
   return ok;
 }
 
-bool JobState::wait_all(std::optional<Clock::time_point> deadline) {
-  std::unique_lock lock(mutex_);
-  wake_at_completed_ = outcomes_.size();
-  return wait_until(lock, deadline, [this] { return completed_ == outcomes_.size(); });
+bool Job::done() const {
+  JobState& s = *state_;
+  std::lock_guard lock(s.mutex_);
+  return s.completed_ == s.outcomes_.size();
 }
 
-bool JobState::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
-  std::unique_lock lock(mutex_);
-  wake_at_item_ = index;
-  wake_at_completed_ = outcomes_.size();  // or when everything is done
-  return wait_until(lock, deadline, [this, index] { return outcomes_[index].set; });
+bool Job::wait_all(std::optional<Clock::time_point> deadline) {
+  JobState& s = *state_;
+  std::unique_lock lock(s.mutex_);
+  s.wake_at_completed_ = s.outcomes_.size();
+  return s.wait_until(lock, deadline, [&s] { return s.completed_ == s.outcomes_.size(); });
 }
 
-std::optional<std::size_t> JobState::wait_next_completed(
-    std::size_t already_taken, std::optional<Clock::time_point> deadline) {
-  std::unique_lock lock(mutex_);
-  wake_at_completed_ = already_taken + 1;
-  if (!wait_until(lock, deadline,
-                  [this, already_taken] { return completion_order_.size() > already_taken; })) {
+bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
+  JobState& s = *state_;
+  std::unique_lock lock(s.mutex_);
+  s.wake_at_item_ = index;
+  s.wake_at_completed_ = s.outcomes_.size();  // or when everything is done
+  return s.wait_until(lock, deadline, [&s, index] { return s.outcomes_[index].set; });
+}
+
+std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
+                                                    std::optional<Clock::time_point> deadline) {
+  JobState& s = *state_;
+  std::unique_lock lock(s.mutex_);
+  s.wake_at_completed_ = already_taken + 1;
+  if (!s.wait_until(lock, deadline,
+                    [&s, already_taken] { return s.completion_order_.size() > already_taken; })) {
     return std::nullopt;
   }
-  return completion_order_[already_taken];
+  return s.completion_order_[already_taken];
 }
 
-std::span<const char> JobState::result(std::size_t index) const {
-  std::lock_guard lock(mutex_);
-  const Outcome& outcome = outcomes_[index];
+std::span<const char> Job::result(std::size_t index) const {
+  JobState& s = *state_;
+  std::lock_guard lock(s.mutex_);
+  const JobState::Outcome& outcome = s.outcomes_[index];
   if (outcome.error) std::rethrow_exception(outcome.error);
   return std::span<const char>(*outcome.payload).subspan(outcome.offset, outcome.size);
 }
 
-bool JobState::succeeded(std::size_t index) const {
-  std::lock_guard lock(mutex_);
-  return outcomes_[index].set && !outcomes_[index].error;
+bool Job::succeeded(std::size_t index) const {
+  JobState& s = *state_;
+  std::lock_guard lock(s.mutex_);
+  return s.outcomes_[index].set && !s.outcomes_[index].error;
 }
-
-Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
-         std::size_t chunksize, std::chrono::milliseconds timeout)
-    : state_(std::make_unique<JobState>(std::move(task), std::move(arguments), std::move(offsets),
-                                        chunksize, timeout)) {}
-
-Job::~Job() = default;
-
-const std::string& Job::task() const noexcept { return state_->task(); }
-std::size_t Job::size() const noexcept { return state_->size(); }
-bool Job::done() const { return state_->done(); }
-bool Job::wait_all(std::optional<Clock::time_point> deadline) { return state_->wait_all(deadline); }
-bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {
-  return state_->wait_item(index, deadline);
-}
-std::optional<std::size_t> Job::wait_next_completed(std::size_t already_taken,
-                                                    std::optional<Clock::time_point> deadline) {
-  return state_->wait_next_completed(already_taken, deadline);
-}
-std::span<const char> Job::result(std::size_t index) const { return state_->result(index); }
-bool Job::succeeded(std::size_t index) const { return state_->succeeded(index); }
 
 }  // namespace fiber::detail

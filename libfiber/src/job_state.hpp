@@ -49,23 +49,12 @@ class JobState {
   // Fails every item that has no outcome yet (pool terminated, runtime stopped).
   void fail_pending(const std::exception_ptr& error);
 
-  // The caller's side (through Job).
   // Who makes progress on this job while a caller waits for it; set before the job is shared.
   void drive_with(ProgressDriver* driver) noexcept { driver_ = driver; }
-  bool done() const;
-  // Waits until every item has an outcome; false if the deadline passed first.
-  bool wait_all(std::optional<Clock::time_point> deadline);
-  // Waits until item i has an outcome.
-  bool wait_item(std::size_t index, std::optional<Clock::time_point> deadline);
-  // Waits for the next item in completion order after `already_taken` were taken; returns its
-  // index, or nothing if the deadline passed.
-  std::optional<std::size_t> wait_next_completed(std::size_t already_taken,
-                                                 std::optional<Clock::time_point> deadline);
-  // Throws the item's error, or returns its result bytes. The item must have an outcome.
-  std::span<const char> result(std::size_t index) const;
-  bool succeeded(std::size_t index) const;
 
  private:
+  friend class Job;  // the caller's side: waiting and reading results
+
   struct Outcome {
     const Bytes* payload = nullptr;  // kept alive by payloads_
     std::uint64_t offset = 0;
