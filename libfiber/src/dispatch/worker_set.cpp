@@ -21,19 +21,13 @@ double seconds(Clock::duration duration) { return std::chrono::duration<double>(
 }  // namespace
 
 int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
-  int id;
-  if (!parked_.empty()) {
-    id = parked_.back();
-    parked_.pop_back();
-  } else {
-    id = static_cast<int>(workers_.size());
+  if (parked_.empty()) {
     int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
                                                   [](const auto& w) { return !w->dead; }));
-    auto spawned = spawner_.spawn(id, live);
-    workers_.push_back(std::move(spawned.worker));
-    receives_.add(spawned.receive);
-    count_.store(static_cast<int>(workers_.size()));
+    adopt(spawner_.spawn(static_cast<int>(workers_.size()), live));
   }
+  int id = parked_.back();
+  parked_.pop_back();
   Worker& worker = *workers_[id];
   worker.pool = pool;
   worker.parked = false;
@@ -43,6 +37,18 @@ int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
     std::lock_guard lock(pool->info_mutex);
     pool->worker_infos.push_back(worker.info);
   }
+  parked_count_.store(static_cast<int>(parked_.size()));
+  return id;
+}
+
+int WorkerSet::adopt(WorkerSpawner::Spawned spawned) {
+  int id = static_cast<int>(workers_.size());
+  spawned.worker->info.id = id;
+  spawned.worker->parked = true;
+  workers_.push_back(std::move(spawned.worker));
+  receives_.add(spawned.receive);
+  parked_.push_back(id);
+  count_.store(static_cast<int>(workers_.size()));
   parked_count_.store(static_cast<int>(parked_.size()));
   return id;
 }

@@ -33,6 +33,8 @@ class WorkerSet {
 
   // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
   int join(const std::shared_ptr<PoolHandle>& pool);
+  // Takes a started worker (the spawner's) into the set, parked; its id.
+  int adopt(WorkerSpawner::Spawned spawned);
   // Takes a worker from its pool; it parks once its chunks in flight are answered.
   void leave_pool(int id);
   void park_if_drained(int id);
