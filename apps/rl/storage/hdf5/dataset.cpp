@@ -1,5 +1,7 @@
 #include "storage/hdf5/dataset.hpp"
 
+#include <cstdint>
+
 #include "storage/hdf5/error.hpp"
 #include "storage/hdf5/property_list.hpp"
 

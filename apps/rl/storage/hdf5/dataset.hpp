@@ -4,7 +4,6 @@
 // is_checksum_mismatch()).
 #pragma once
 
-#include <cstdint>
 #include <vector>
 
 #include "storage/hdf5/dataspace.hpp"

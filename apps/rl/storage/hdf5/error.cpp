@@ -8,6 +8,8 @@ namespace fiber::rl::hdf5 {
 
 namespace {
 
+constexpr std::size_t kMessageBytes = 256;  // HDF5's names of its error codes are short
+
 struct Innermost {
   std::optional<ErrorCode> code;
   std::string description;
@@ -19,7 +21,7 @@ herr_t keep_innermost(unsigned /*n*/, const H5E_error2_t* entry, void* data) {
   innermost.code = ErrorCode{entry->maj_num, entry->min_num};
   innermost.description = entry->desc != nullptr ? entry->desc : "";
   if (innermost.description.empty()) {
-    std::array<char, 256> text{};
+    std::array<char, kMessageBytes> text{};
     if (H5Eget_msg(entry->min_num, nullptr, text.data(), text.size()) > 0) {
       innermost.description = text.data();
     }
