@@ -359,16 +359,16 @@ void CheckpointWriter::commit(const std::filesystem::path& path) const {
   ::close(fd);
   created = true;
 
-  std::string step = temporary.string();  // what is being written, for the error
+  std::string step = temporary.string();  // what is being done, for the error
   try {
     hdf5::File file = hdf5::File::create(temporary);
-    step = "the format marker";
+    step = "cannot write the format marker";
     hdf5::write_format_marker(file, kMarker);
     for (const auto& [name, value] : entries_) {
-      step = "/" + name;
+      step = "cannot write /" + name;
       write_entry(file, name, value);
     }
-    step = "flushing " + temporary.string();
+    step = "cannot flush " + temporary.string();
     file.flush(H5F_SCOPE_GLOBAL);
     file.close_or_throw();
   } catch (const hdf5::Error& error) {
