@@ -17,30 +17,19 @@
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
 #include "run/checkpoint_parts.hpp"
+#include "run/eigen_conversions.hpp"
 #include "run/exit_status.hpp"
-#include "run/run_log_start.hpp"
 #include "run/stop_request.hpp"
+#include "run/training_session.hpp"
 #include "storage/checkpoint.hpp"
-#include "storage/error.hpp"
 #include "storage/run_log.hpp"
 
 namespace fiber::es {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using rl::kExitBadInput;
-using rl::kExitError;
-
-// Prints the error as fiber-es's one line and returns `status`.
-int failed(const std::exception& error, int status) {
-  std::fprintf(stderr, "fiber-es: %s\n", error.what());
-  return status;
-}
-
-std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
-Eigen::VectorXd to_eigen(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
+using rl::to_eigen;
+using rl::to_vector;
 
 std::vector<rl::RunLog::Column> log_columns() {
   using T = rl::RunLog::Type;
@@ -100,40 +89,12 @@ std::optional<R> unless_stopped(const fiber::AsyncResult<R>& pending) {
   return pending.get();
 }
 
-}  // namespace
-
-int train(const Options& o) {
-  auto environment = rl::make_environment(o.environment);
-  const auto& space = environment->action_space();
-  std::vector<long> layers{environment->observation_size()};
-  layers.insert(layers.end(), o.hidden.begin(), o.hidden.end());
-  layers.push_back(space.size);  // discrete: one logit per action; continuous: one per dimension
-
-  TrainerState state;
-  rl::Mlp policy(std::vector<Eigen::Index>(layers.begin(), layers.end()), o.seed);
-  state.theta = policy.parameters();
-  state.adam = rl::Adam(state.theta.size(), o.learning_rate);
-  state.normalizer = rl::RunningNormalizer(environment->observation_size());
-  state.rng.seed(o.seed);
-  if (o.noise_size <= state.theta.size()) {
-    std::fprintf(stderr,
-                 "fiber-es: --noise-size %lld is smaller than the policy (%lld parameters)\n",
-                 static_cast<long long>(o.noise_size), static_cast<long long>(state.theta.size()));
-    return kExitBadInput;
-  }
-
-  const rl::RunIdentity identity{"fiber-es", o.environment, {layers.begin(), layers.end()}};
-
+// The run of `state` from its generation on (or from the checkpoint the run resumes).
+int train_generations(const Options& o, TrainerState& state, const std::vector<long>& layers,
+                      const rl::RunIdentity& identity, rl::TrainingSession& session) {
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool (and its noise table).
-  std::optional<rl::ClaimedRun> claimed;
-  try {
-    claimed.emplace(rl::claim_run("fiber-es", o.files, o.overwrite, log_columns()));
-    if (!claimed->resume.empty()) load(state, identity, claimed->resume);
-  } catch (const rl::StorageError& error) {
-    return failed(error, kExitBadInput);
-  }
-
+  session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
   Settings settings{.environment = o.environment,
                     .layers = layers,
                     .sigma = o.sigma,
@@ -144,39 +105,17 @@ int train(const Options& o) {
                     .common_start_states = o.common_start_states,
                     .squash_actions = o.continuous_actions == "tanh",
                     .step_sleep_us = o.step_sleep_us};
-  std::optional<fiber::Pool> started_pool;
-  try {
-    started_pool.emplace(fiber::PoolOptions{.processes = o.workers,
-                                            .initializer = fiber::call(es_setup, settings),
-                                            .task_timeout = rl::task_timeout(o.task_timeout)});
-  } catch (const fiber::Error& error) {
-    return failed(error, kExitError);
-  }
-  fiber::Pool& pool = *started_pool;
-  const std::string host_list = rl::host_list(pool);
-
-  std::optional<rl::RunLog> log;
-  try {
-    if (!claimed->resume.empty()) {
-      log.emplace(rl::continue_run_log(o.files.output, log_columns(),
-                                       static_cast<std::size_t>(state.generation),
-                                       claimed->resume));
-      std::printf("fiber-es: resumed from %s at generation %lld\n", claimed->resume.c_str(),
-                  static_cast<long long>(state.generation));
-    } else {
-      log.emplace(rl::start_run_log(
-          o.files.output, log_columns(),
-          {{"config", o.config_text},
-           {"environment", o.environment},
-           {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}}));
-    }
-    log->set_meta("hosts", host_list);
-  } catch (const rl::StorageError& error) {
-    return failed(error, kExitBadInput);
-  }
+  fiber::Pool& pool = session.start_pool({.processes = o.workers,
+                                          .initializer = fiber::call(es_setup, settings),
+                                          .task_timeout = rl::task_timeout(o.task_timeout)});
+  rl::RunLog& log = session.open_log(
+      state.generation,
+      {{"config", o.config_text},
+       {"environment", o.environment},
+       {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}});
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
-              pool.size(), host_list.c_str(), o.files.output.c_str());
+              pool.size(), session.hosts().c_str(), o.files.output.c_str());
 
   const std::int64_t dim = state.theta.size();
   std::uniform_int_distribution<std::int64_t> noise_index(0, o.noise_size - dim);
@@ -274,13 +213,10 @@ int train(const Options& o) {
     const auto retried_so_far = pool.stats().tasks_retried;
     const auto retried = retried_so_far - retried_before;  // in this generation
     retried_before = retried_so_far;
-    try {
-      log->append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
-                   state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
-                   generation_seconds - pool_seconds});
-    } catch (const rl::StorageError& error) {
-      return failed(error, kExitBadInput);  // the last checkpoint stays, behind the log's rows
-    }
+    // A failure to append leaves the last checkpoint, behind the log's rows.
+    log.append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
+                state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
+                generation_seconds - pool_seconds});
     std::printf(
         "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
         "| %d workers\n",
@@ -292,13 +228,8 @@ int train(const Options& o) {
     bool out_of_time =
         o.time_limit > 0 &&
         std::chrono::duration<double>(Clock::now() - invocation_started).count() >= o.time_limit;
-    if (state.generation % o.files.checkpoint_every == 0 || state.generation == o.generations ||
-        solved || out_of_time) {
-      try {
-        save(state, identity, o.files.checkpoint);
-      } catch (const rl::StorageError& error) {
-        return failed(error, kExitBadInput);
-      }
+    if (session.checkpoint_due(state.generation, o.generations) || solved || out_of_time) {
+      save(state, identity, o.files.checkpoint);
     }
     if (solved) {
       std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
@@ -312,23 +243,39 @@ int train(const Options& o) {
     }
   }
   if (state.generation < o.generations && !solved && rl::stop_requested()) {
-    try {
-      save(state, identity, o.files.checkpoint);
-    } catch (const rl::StorageError& error) {
-      return failed(error, kExitBadInput);
-    }
-    pool.terminate();
-    std::printf(
-        "fiber-es: stopped by %s after %lld generations; checkpoint %s; resume with --resume "
-        "auto\n",
-        rl::stop_signal_name(), static_cast<long long>(state.generation),
-        o.files.checkpoint.c_str());
-    return rl::kExitPreempted;
+    return session.stop(state.generation, [&] { save(state, identity, o.files.checkpoint); });
   }
   std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",
               static_cast<long long>(state.generation), static_cast<long long>(state.timesteps),
               state.seconds, o.files.output.c_str(), o.files.checkpoint.c_str());
   return 0;
+}
+
+}  // namespace
+
+int train(const Options& o) {
+  auto environment = rl::make_environment(o.environment);
+  const auto& space = environment->action_space();
+  std::vector<long> layers{environment->observation_size()};
+  layers.insert(layers.end(), o.hidden.begin(), o.hidden.end());
+  layers.push_back(space.size);  // discrete: one logit per action; continuous: one per dimension
+
+  TrainerState state;
+  rl::Mlp policy(std::vector<Eigen::Index>(layers.begin(), layers.end()), o.seed);
+  state.theta = policy.parameters();
+  state.adam = rl::Adam(state.theta.size(), o.learning_rate);
+  state.normalizer = rl::RunningNormalizer(environment->observation_size());
+  state.rng.seed(o.seed);
+  if (o.noise_size <= state.theta.size()) {
+    std::fprintf(stderr,
+                 "fiber-es: --noise-size %lld is smaller than the policy (%lld parameters)\n",
+                 static_cast<long long>(o.noise_size), static_cast<long long>(state.theta.size()));
+    return rl::kExitBadInput;
+  }
+
+  const rl::RunIdentity identity{"fiber-es", o.environment, {layers.begin(), layers.end()}};
+  rl::TrainingSession session({"fiber-es", "generation", log_columns()}, o.files, o.overwrite);
+  return session.run([&] { return train_generations(o, state, layers, identity, session); });
 }
 
 }  // namespace fiber::es

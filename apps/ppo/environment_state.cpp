@@ -6,14 +6,12 @@
 #include "envs/cartpole.hpp"
 #include "envs/mountain_car_continuous.hpp"
 #include "envs/pendulum.hpp"
+#include "run/eigen_conversions.hpp"
 
 namespace fiber::ppo {
 namespace {
 
-template <class Vector>
-std::vector<double> to_vector(const Vector& v) {
-  return {v.data(), v.data() + v.size()};
-}
+using rl::to_vector;
 
 template <class Fixed>
 Fixed to_fixed(const std::vector<double>& state, const rl::Environment& environment) {

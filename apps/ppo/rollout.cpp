@@ -10,9 +10,12 @@
 #include "environment_state.hpp"
 #include "envs/environment.hpp"
 #include "policy/normalizer.hpp"
+#include "run/eigen_conversions.hpp"
 
 namespace fiber::ppo {
 namespace {
+
+using rl::to_eigen;
 
 // The task process's state: set by ppo_setup (once per pool) and ppo_set_policy (per iteration).
 struct WorkerState {
@@ -35,10 +38,6 @@ WorkerState& ready_state() {
     throw std::logic_error("fiber-ppo: a task ran before ppo_setup/ppo_set_policy");
   }
   return s;
-}
-
-Eigen::VectorXd to_eigen(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
 }
 
 Eigen::VectorXd normalized(const WorkerState& s, const Eigen::VectorXd& observation) {

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
-#include <optional>
 #include <random>
 
 #include "actor_critic.hpp"
@@ -21,9 +20,9 @@
 #include "return_scaler.hpp"
 #include "rollout.hpp"
 #include "run/checkpoint_parts.hpp"
-#include "run/exit_status.hpp"
-#include "run/run_log_start.hpp"
+#include "run/eigen_conversions.hpp"
 #include "run/stop_request.hpp"
+#include "run/training_session.hpp"
 #include "storage/checkpoint.hpp"
 #include "storage/error.hpp"
 #include "storage/run_log.hpp"
@@ -34,19 +33,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kAdamEpsilon = 1e-5;  // as CleanRL
-using rl::kExitBadInput;
-using rl::kExitError;
+using rl::to_eigen;
+using rl::to_vector;
 
-// Prints the error as fiber-ppo's one line and returns `status`.
-int failed(const std::exception& error, int status) {
-  std::fprintf(stderr, "fiber-ppo: %s\n", error.what());
-  return status;
-}
-
-std::vector<double> to_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
-Eigen::VectorXd to_eigen(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -298,6 +287,94 @@ std::string format_or_dash(double value, const char* format) {
   return std::isnan(value) ? std::string("-") : fmt::format(fmt::runtime(format), value);
 }
 
+// The run of `state` from its iteration on (or from the checkpoint the run resumes).
+int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentity& identity,
+                     rl::TrainingSession& session) {
+  // Everything that can refuse the run comes before any file is created: the locks, the
+  // checkpoint, what --output holds, the pool.
+  session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
+  Options run = o;
+  if (run.workers == 0) run.workers = o.environments;
+  Settings settings{o.environment, o.hidden, o.seed};
+  fiber::Pool& pool = session.start_pool({.processes = run.workers,
+                                          .initializer = fiber::call(ppo_setup, settings),
+                                          .task_timeout = rl::task_timeout(o.task_timeout)});
+  rl::RunLog& log =
+      session.open_log(state.iteration, {{"config", o.config_text},
+                                         {"environment", o.environment},
+                                         {"algorithm",
+                                          "PPO (clipped surrogate, GAE, value loss, entropy bonus, "
+                                          "Adam, gradient norm clipping)"}});
+  std::printf(
+      "fiber-ppo: %s, %lld parameters, %d environments x %d steps, %lld iterations, "
+      "%d workers on %s, log %s\n",
+      o.environment.c_str(), static_cast<long long>(state.model.parameter_count()), o.environments,
+      o.steps, static_cast<long long>(o.iterations()), pool.size(), session.hosts().c_str(),
+      o.files.output.c_str());
+
+  const UpdateSettings update_settings{{o.clip, o.value_coefficient, o.entropy_coefficient},
+                                       o.epochs,
+                                       o.minibatches,
+                                       o.max_gradient_norm,
+                                       o.normalize_advantages};
+  while (state.iteration < o.iterations()) {
+    // A graceful stop (SIGTERM, SIGINT) between iterations: the one in flight (short) was
+    // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
+    if (rl::stop_requested()) {
+      return session.stop(state.iteration, [&] { save(state, identity, o.files.checkpoint); });
+    }
+    const std::int64_t i = state.iteration;
+    const IterationReport r = run_iteration(state, pool, run, update_settings);
+    const EpisodeSummary episodes = summarize(r);
+    const auto& loss = r.update.loss;
+    // A failure to append leaves the last checkpoint, behind the log's rows.
+    log.append({i, state.timesteps, state.episodes, episodes.mean, episodes.min, episodes.max,
+                episodes.length, r.eval_return, loss.policy, loss.value, loss.entropy,
+                loss.approx_kl, loss.clip_fraction, r.update.explained_variance, r.learning_rate,
+                r.rollout_seconds, r.update_seconds, state.seconds, r.workers});
+    std::printf(
+        "iter %5lld | %9lld steps | return %8s [%s, %s] len %6s | eval %8s | pi %7.4f v %8.4f "
+        "ent %6.3f kl %.4f clip %.3f | %6.1f s (%.0f%% rollout) | %d workers\n",
+        static_cast<long long>(i), static_cast<long long>(state.timesteps),
+        format_or_dash(episodes.mean, "{:.2f}").c_str(),
+        format_or_dash(episodes.min, "{:.1f}").c_str(),
+        format_or_dash(episodes.max, "{:.1f}").c_str(),
+        format_or_dash(episodes.length, "{:.1f}").c_str(),
+        format_or_dash(r.eval_return, "{:.2f}").c_str(), loss.policy, loss.value, loss.entropy,
+        loss.approx_kl, loss.clip_fraction, state.seconds,
+        100.0 * r.rollout_seconds / (r.rollout_seconds + r.update_seconds), r.workers);
+    std::fflush(stdout);
+
+    const bool solved = o.stop_at_target && r.eval_return >= o.target_return;
+    const bool stopping = state.iteration == o.stop_after;
+    if (session.checkpoint_due(state.iteration, o.iterations()) || solved || stopping) {
+      save(state, identity, o.files.checkpoint);
+    }
+    if (solved) {
+      std::printf("fiber-ppo: solved: eval return %.2f >= %.2f at iteration %lld\n", r.eval_return,
+                  o.target_return, static_cast<long long>(i));
+      break;
+    }
+    if (stopping) {
+      std::printf(
+          "fiber-ppo: stopped after iteration %lld (--stop-after); continue with --resume\n",
+          static_cast<long long>(i));
+      break;
+    }
+  }
+  if (o.park_during_update) pool.resize(run.workers);
+  pool.broadcast(ppo_set_policy, snapshot_of(state));
+  const double final_eval = mean_of(evaluation_returns(pool, o, state.iteration));
+  log.set_meta("final_eval_return", fmt::format("{}", final_eval));
+  std::printf(
+      "fiber-ppo: done: %lld iterations, %lld timesteps, %.1f s, final eval return %.2f "
+      "(%d episodes); log %s, checkpoint %s\n",
+      static_cast<long long>(state.iteration), static_cast<long long>(state.timesteps),
+      state.seconds, final_eval, o.eval_episodes, o.files.output.c_str(),
+      o.files.checkpoint.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int train(const Options& o) {
@@ -319,140 +396,8 @@ int train(const Options& o) {
   identity.layers.insert(identity.layers.end(), o.hidden.begin(), o.hidden.end());
   identity.layers.push_back(space.size);
 
-  // Everything that can refuse the run comes before any file is created: the locks, the
-  // checkpoint, what --output holds, the pool.
-  std::optional<rl::ClaimedRun> claimed;
-  try {
-    claimed.emplace(rl::claim_run("fiber-ppo", o.files, o.overwrite, log_columns()));
-    if (!claimed->resume.empty()) load(state, identity, claimed->resume);
-  } catch (const rl::StorageError& error) {
-    return failed(error, kExitBadInput);
-  }
-
-  Options run = o;
-  if (run.workers == 0) run.workers = o.environments;
-  Settings settings{o.environment, o.hidden, o.seed};
-  std::optional<fiber::Pool> started_pool;
-  try {
-    started_pool.emplace(fiber::PoolOptions{.processes = run.workers,
-                                            .initializer = fiber::call(ppo_setup, settings),
-                                            .task_timeout = rl::task_timeout(o.task_timeout)});
-  } catch (const fiber::Error& error) {
-    return failed(error, kExitError);
-  }
-  fiber::Pool& pool = *started_pool;
-  const std::string host_list = rl::host_list(pool);
-
-  std::optional<rl::RunLog> log;
-  try {
-    if (!claimed->resume.empty()) {
-      log.emplace(rl::continue_run_log(o.files.output, log_columns(),
-                                       static_cast<std::size_t>(state.iteration), claimed->resume));
-      std::printf("fiber-ppo: resumed from %s at iteration %lld\n", claimed->resume.c_str(),
-                  static_cast<long long>(state.iteration));
-    } else {
-      log.emplace(rl::start_run_log(o.files.output, log_columns(),
-                                    {{"config", o.config_text},
-                                     {"environment", o.environment},
-                                     {"algorithm",
-                                      "PPO (clipped surrogate, GAE, value loss, entropy bonus, "
-                                      "Adam, gradient norm clipping)"}}));
-    }
-    log->set_meta("hosts", host_list);
-  } catch (const rl::StorageError& error) {
-    return failed(error, kExitBadInput);
-  }
-  std::printf(
-      "fiber-ppo: %s, %lld parameters, %d environments x %d steps, %lld iterations, "
-      "%d workers on %s, log %s\n",
-      o.environment.c_str(), static_cast<long long>(state.model.parameter_count()), o.environments,
-      o.steps, static_cast<long long>(o.iterations()), pool.size(), host_list.c_str(),
-      o.files.output.c_str());
-
-  const UpdateSettings update_settings{{o.clip, o.value_coefficient, o.entropy_coefficient},
-                                       o.epochs,
-                                       o.minibatches,
-                                       o.max_gradient_norm,
-                                       o.normalize_advantages};
-  while (state.iteration < o.iterations()) {
-    // A graceful stop (SIGTERM, SIGINT) between iterations: the one in flight (short) was
-    // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
-    if (rl::stop_requested()) {
-      try {
-        save(state, identity, o.files.checkpoint);
-      } catch (const rl::StorageError& error) {
-        return failed(error, kExitBadInput);
-      }
-      pool.terminate();
-      std::printf(
-          "fiber-ppo: stopped by %s after %lld iterations; checkpoint %s; resume with --resume "
-          "auto\n",
-          rl::stop_signal_name(), static_cast<long long>(state.iteration),
-          o.files.checkpoint.c_str());
-      return rl::kExitPreempted;
-    }
-    const std::int64_t i = state.iteration;
-    const IterationReport r = run_iteration(state, pool, run, update_settings);
-    const EpisodeSummary episodes = summarize(r);
-    const auto& loss = r.update.loss;
-    try {
-      log->append({i, state.timesteps, state.episodes, episodes.mean, episodes.min, episodes.max,
-                   episodes.length, r.eval_return, loss.policy, loss.value, loss.entropy,
-                   loss.approx_kl, loss.clip_fraction, r.update.explained_variance, r.learning_rate,
-                   r.rollout_seconds, r.update_seconds, state.seconds, r.workers});
-    } catch (const rl::StorageError& error) {
-      return failed(error, kExitBadInput);  // the last checkpoint stays, behind the log's rows
-    }
-    std::printf(
-        "iter %5lld | %9lld steps | return %8s [%s, %s] len %6s | eval %8s | pi %7.4f v %8.4f "
-        "ent %6.3f kl %.4f clip %.3f | %6.1f s (%.0f%% rollout) | %d workers\n",
-        static_cast<long long>(i), static_cast<long long>(state.timesteps),
-        format_or_dash(episodes.mean, "{:.2f}").c_str(),
-        format_or_dash(episodes.min, "{:.1f}").c_str(),
-        format_or_dash(episodes.max, "{:.1f}").c_str(),
-        format_or_dash(episodes.length, "{:.1f}").c_str(),
-        format_or_dash(r.eval_return, "{:.2f}").c_str(), loss.policy, loss.value, loss.entropy,
-        loss.approx_kl, loss.clip_fraction, state.seconds,
-        100.0 * r.rollout_seconds / (r.rollout_seconds + r.update_seconds), r.workers);
-    std::fflush(stdout);
-
-    const bool solved = o.stop_at_target && r.eval_return >= o.target_return;
-    const bool stopping = state.iteration == o.stop_after;
-    if (state.iteration % o.files.checkpoint_every == 0 || state.iteration == o.iterations() ||
-        solved || stopping) {
-      try {
-        save(state, identity, o.files.checkpoint);
-      } catch (const rl::StorageError& error) {
-        return failed(error, kExitBadInput);
-      }
-    }
-    if (solved) {
-      std::printf("fiber-ppo: solved: eval return %.2f >= %.2f at iteration %lld\n", r.eval_return,
-                  o.target_return, static_cast<long long>(i));
-      break;
-    }
-    if (stopping) {
-      std::printf(
-          "fiber-ppo: stopped after iteration %lld (--stop-after); continue with --resume\n",
-          static_cast<long long>(i));
-      break;
-    }
-  }
-  if (o.park_during_update) pool.resize(run.workers);
-  pool.broadcast(ppo_set_policy, snapshot_of(state));
-  const double final_eval = mean_of(evaluation_returns(pool, o, state.iteration));
-  try {
-    log->set_meta("final_eval_return", fmt::format("{}", final_eval));
-  } catch (const rl::StorageError& error) {
-    return failed(error, kExitBadInput);
-  }
-  std::printf(
-      "fiber-ppo: done: %lld iterations, %lld timesteps, %.1f s, final eval return %.2f "
-      "(%d episodes); log %s, checkpoint %s\n",
-      static_cast<long long>(state.iteration), static_cast<long long>(state.timesteps),
-      state.seconds, final_eval, o.eval_episodes, o.files.output.c_str(),
-      o.files.checkpoint.c_str());
-  return 0;
+  rl::TrainingSession session({"fiber-ppo", "iteration", log_columns()}, o.files, o.overwrite);
+  return session.run([&] { return train_iterations(o, state, identity, session); });
 }
 
 }  // namespace fiber::ppo

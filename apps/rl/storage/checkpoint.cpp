@@ -8,22 +8,26 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
-#include "storage/hdf5_support.hpp"
+#include "storage/hdf5/attribute.hpp"
+#include "storage/hdf5/dataset.hpp"
+#include "storage/hdf5/error.hpp"
+#include "storage/hdf5/file.hpp"
+#include "storage/hdf5/format_marker.hpp"
+#include "storage/hdf5/names.hpp"
 
 namespace fiber::rl {
 
 namespace {
 
 using detail::CheckpointValue;
-using detail::Handle;
 
-constexpr const char* kFormat = "fiber-checkpoint";
-constexpr long long kVersion = 1;
+constexpr hdf5::FormatMarker kMarker{"fiber-checkpoint", 1, "checkpoint"};
 constexpr const char* kKindAttribute = "fiber_kind";
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;  // 1 MiB per chunk (and checksum)
 
@@ -48,13 +52,7 @@ bool parse_kind(std::string_view text, CheckpointKind& kind) {
   return false;
 }
 
-void check_name(std::string_view name) {
-  if (name.empty() || name == "." || name.find('/') != std::string_view::npos ||
-      name.find('\0') != std::string_view::npos) {
-    throw std::invalid_argument("checkpoint entry name '" + std::string(name) +
-                                "' is invalid (it must be non-empty, not '.', without '/')");
-  }
-}
+void check_name(std::string_view name) { hdf5::check_name("checkpoint entry", name); }
 
 std::string prefix(const std::filesystem::path& path) {
   return "checkpoint " + path.string() + ": ";
@@ -69,7 +67,7 @@ struct Layout {
   std::size_t count = 0;         // elements (the dataset's length)
   std::size_t element_size = 1;  // bytes per element
   const void* data = nullptr;
-  Handle owned_type;  // for strings: the fixed-length type of this string
+  std::optional<hdf5::Datatype> string_type;  // for strings: the fixed-length type of this one
 };
 
 template <class T>
@@ -99,8 +97,8 @@ Layout layout_of(const CheckpointValue& value) {
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, std::string>) {
-          layout.owned_type = detail::string_type(v.size());
-          layout.file_type = layout.memory_type = layout.owned_type.get();
+          layout.string_type = hdf5::Datatype::fixed_string(v.size());
+          layout.file_type = layout.memory_type = layout.string_type->id();
           layout.count = v.empty() ? 0 : 1;  // one string of v.size() bytes, or none
           layout.element_size = std::max<std::size_t>(v.size(), 1);
           layout.data = v.data();
@@ -114,38 +112,15 @@ Layout layout_of(const CheckpointValue& value) {
   return layout;
 }
 
-// Writes one entry; on failure returns false with `problem` set.
-bool write_entry(hid_t file, const std::string& name, const CheckpointValue& value,
-                 std::string& problem) {
+void write_entry(const hdf5::File& file, const std::string& name, const CheckpointValue& value) {
   const Layout layout = layout_of(value);
-  if (layout.file_type < 0) {
-    problem = "cannot make the type of '" + name + "'";
-    return false;
-  }
-  const hsize_t dims[1] = {layout.count};
-  const hsize_t max_dims[1] = {H5S_UNLIMITED};
-  const hsize_t chunk[1] = {std::clamp<hsize_t>(kChunkBytes / layout.element_size, 1,
-                                                std::max<hsize_t>(layout.count, 1))};
-  Handle space = detail::space_handle(H5Screate_simple(1, dims, max_dims));
-  Handle dcpl = detail::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
-  if (!space || !dcpl || H5Pset_chunk(dcpl.get(), 1, chunk) < 0 ||
-      H5Pset_fletcher32(dcpl.get()) < 0) {
-    problem = "cannot prepare /" + name + " (" + detail::innermost(detail::error_stack(), "") + ")";
-    return false;
-  }
-  Handle dataset = detail::dataset_handle(H5Dcreate2(
-      file, name.c_str(), layout.file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!dataset ||
-      (layout.count > 0 && H5Dwrite(dataset.get(), layout.memory_type, H5S_ALL, H5S_ALL,
-                                    H5P_DEFAULT, layout.data) < 0) ||
-      !detail::write_string_attribute(dataset.get(), kKindAttribute,
-                                      to_string(detail::kind_of(value))) ||
-      !dataset.close()) {
-    problem = "cannot write /" + name + " (" +
-              detail::innermost(detail::error_stack(), "HDF5 error") + ")";
-    return false;
-  }
-  return true;
+  const hsize_t chunk_length =
+      std::clamp<hsize_t>(kChunkBytes / layout.element_size, 1, std::max<hsize_t>(layout.count, 1));
+  hdf5::Dataset dataset = hdf5::Dataset::create_checksummed(file, name.c_str(), layout.file_type,
+                                                            layout.count, chunk_length);
+  if (layout.count > 0) dataset.write_all(layout.memory_type, layout.data);
+  hdf5::write_attribute(dataset, kKindAttribute, to_string(detail::kind_of(value)));
+  dataset.close_or_throw();
 }
 
 void fsync_path(const std::filesystem::path& path, bool directory) {
@@ -164,21 +139,21 @@ void fsync_path(const std::filesystem::path& path, bool directory) {
 
 // ---- reading ----------------------------------------------------------------------------------
 
-bool type_matches(hid_t type, CheckpointKind kind) {
-  const H5T_class_t type_class = H5Tget_class(type);
-  const std::size_t size = H5Tget_size(type);
+bool type_matches(const hdf5::Datatype& type, CheckpointKind kind) {
+  const H5T_class_t type_class = type.type_class();
+  const std::size_t size = type.size();
   switch (kind) {
     case CheckpointKind::float64:
     case CheckpointKind::float64_vector:
       return type_class == H5T_FLOAT && size == 8;
     case CheckpointKind::int64:
     case CheckpointKind::int64_vector:
-      return type_class == H5T_INTEGER && size == 8 && H5Tget_sign(type) == H5T_SGN_2;
+      return type_class == H5T_INTEGER && size == 8 && type.is_signed();
     case CheckpointKind::uint64:
     case CheckpointKind::uint64_vector:
-      return type_class == H5T_INTEGER && size == 8 && H5Tget_sign(type) == H5T_SGN_NONE;
+      return type_class == H5T_INTEGER && size == 8 && !type.is_signed();
     case CheckpointKind::string:
-      return type_class == H5T_STRING && H5Tis_variable_str(type) == 0;
+      return type.is_fixed_string();
     case CheckpointKind::bytes:
       return type_class == H5T_INTEGER && size == 1;
   }
@@ -200,19 +175,20 @@ class EntryReader {
   }
 
   // Reads `count` elements of the dataset into `out`, or throws naming the problem.
-  void read(hid_t dataset, const std::string& name, hid_t memory_type, void* out,
+  void read(const hdf5::Dataset& dataset, const std::string& name, hid_t memory_type, void* out,
             std::size_t count) const {
     if (count == 0) return;
-    if (H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-      const std::vector<std::string> stack = detail::error_stack();
-      if (detail::checksum_failure(stack)) damaged("checksum mismatch in /" + name);
-      damaged("cannot read /" + name + ": " + detail::innermost(stack, "HDF5 error"));
+    try {
+      dataset.read_all(memory_type, out);
+    } catch (const hdf5::Error& error) {
+      if (error.is_checksum_mismatch()) damaged("checksum mismatch in /" + name);
+      damaged("cannot read /" + name + ": " + error.description());
     }
   }
 
   template <class T>
-  std::vector<T> read_vector(hid_t dataset, const std::string& name, hid_t memory_type,
-                             std::size_t count) const {
+  std::vector<T> read_vector(const hdf5::Dataset& dataset, const std::string& name,
+                             hid_t memory_type, std::size_t count) const {
     check_size(name, count, sizeof(T));
     std::vector<T> values(count);
     read(dataset, name, memory_type, values.data(), count);
@@ -227,17 +203,17 @@ class EntryReader {
     }
   }
 
-  CheckpointValue read_entry(hid_t dataset, const std::string& name, CheckpointKind kind) const {
-    Handle space = detail::space_handle(H5Dget_space(dataset));
-    Handle type = detail::type_handle(H5Dget_type(dataset));
-    if (!space || !type) {
-      damaged("cannot read the shape of /" + name + ": " +
-              detail::innermost(detail::error_stack(), "HDF5 error"));
+  CheckpointValue read_entry(const hdf5::Dataset& dataset, const std::string& name,
+                             CheckpointKind kind) const {
+    std::optional<hdf5::Datatype> type;
+    std::vector<hsize_t> dims;
+    try {
+      type = dataset.type();
+      dims = dataset.space().dimensions();
+    } catch (const hdf5::Error& error) {
+      damaged("cannot read the shape of /" + name + ": " + error.description());
     }
-    hsize_t dims[1] = {0};
-    if (H5Sget_simple_extent_ndims(space.get()) != 1 ||
-        H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1 ||
-        !type_matches(type.get(), kind) || (is_scalar(kind) && dims[0] != 1) ||
+    if (dims.size() != 1 || !type_matches(*type, kind) || (is_scalar(kind) && dims[0] != 1) ||
         (kind == CheckpointKind::string && dims[0] > 1)) {
       damaged("/" + name + " does not have the type and shape of a " +
               std::string(to_string(kind)) + " entry");
@@ -262,14 +238,35 @@ class EntryReader {
       }
       case CheckpointKind::string: {
         if (count == 0) return std::string();
-        const std::size_t length = H5Tget_size(type.get());
+        const std::size_t length = type->size();
         check_size(name, 1, length);
         std::string text(length, '\0');
-        read(dataset, name, type.get(), text.data(), 1);  // the file's own type: no conversion
+        read(dataset, name, type->id(), text.data(), 1);  // the file's own type: no conversion
         return text;
       }
     }
     damaged("/" + name + " has an unknown kind");
+  }
+
+  // The entry `name` of the file, or nullopt for a link that is not one of ours (ignored).
+  std::optional<CheckpointValue> read_link(const hdf5::File& file, const std::string& name) const {
+    std::optional<hdf5::Dataset> dataset;
+    std::optional<std::string> kind_text;
+    try {
+      if (!file.holds_dataset(name.c_str())) return std::nullopt;
+      dataset = hdf5::Dataset::open(file, name.c_str());
+      if (!hdf5::has_attribute(*dataset, kKindAttribute)) return std::nullopt;  // someone else's
+      kind_text = hdf5::read_string_attribute(*dataset, kKindAttribute);
+    } catch (const hdf5::Error& error) {
+      damaged("cannot read /" + name + ": " + error.description());
+    }
+    if (!kind_text) damaged("unreadable 'fiber_kind' of /" + name);
+    CheckpointKind kind{};
+    if (!parse_kind(*kind_text, kind)) {
+      throw CheckpointError(prefix(path_) + "entry /" + name + " has the unknown kind '" +
+                            *kind_text + "' (written by a newer program?)");
+    }
+    return read_entry(*dataset, name, kind);
   }
 
  private:
@@ -344,7 +341,6 @@ void CheckpointWriter::erase(std::string_view name) {
 }
 
 void CheckpointWriter::commit(const std::filesystem::path& path) const {
-  detail::silence_hdf5();
   std::filesystem::path temporary = path;
   temporary += ".tmp";
   bool created = false;
@@ -363,26 +359,20 @@ void CheckpointWriter::commit(const std::filesystem::path& path) const {
   ::close(fd);
   created = true;
 
-  std::string problem;
-  {
-    Handle fapl = detail::file_access_properties();
-    Handle file =
-        detail::file_handle(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    if (!file) {
-      fail(temporary.string() + ": " + detail::innermost(detail::error_stack(), "HDF5 error"));
-    }
-    if (!detail::write_string_attribute(file.get(), "format", kFormat) ||
-        !detail::write_int64_attribute(file.get(), "version", kVersion)) {
-      fail("cannot write the format marker: " +
-           detail::innermost(detail::error_stack(), "HDF5 error"));
-    }
+  std::string step = temporary.string();  // what is being done, for the error
+  try {
+    hdf5::File file = hdf5::File::create(temporary);
+    step = "cannot write the format marker";
+    hdf5::write_format_marker(file, kMarker);
     for (const auto& [name, value] : entries_) {
-      if (!write_entry(file.get(), name, value, problem)) fail(problem);
+      step = "cannot write /" + name;
+      write_entry(file, name, value);
     }
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 || !file.close()) {
-      fail("cannot flush " + temporary.string() + ": " +
-           detail::innermost(detail::error_stack(), "HDF5 error"));
-    }
+    step = "cannot flush " + temporary.string();
+    file.flush(H5F_SCOPE_GLOBAL);
+    file.close_or_throw();
+  } catch (const hdf5::Error& error) {
+    fail(step + ": " + error.description());
   }
   try {
     fsync_path(temporary, false);
@@ -404,71 +394,34 @@ void CheckpointWriter::commit(const std::filesystem::path& path) const {
 // ---- CheckpointReader -------------------------------------------------------------------------
 
 CheckpointReader::CheckpointReader(const std::filesystem::path& path) : path_(path) {
-  detail::silence_hdf5();
-  std::string problem;
-  Handle file = detail::open_file(path, false, problem);
-  if (!file) throw CheckpointError(prefix(path) + problem);
+  hdf5::File file;
+  try {
+    file = hdf5::File::open(path, hdf5::Access::read_only);
+  } catch (const hdf5::Error& error) {
+    throw CheckpointError(prefix(path) + error.description());
+  }
 
   std::error_code size_error;
   const std::uintmax_t file_size = std::filesystem::file_size(path, size_error);
   const EntryReader reader(path_,
                            size_error ? std::numeric_limits<std::uintmax_t>::max() : file_size);
 
-  const htri_t has_format = H5Aexists(file.get(), "format");
-  if (has_format < 0) {
-    reader.damaged("cannot read the root group: " +
-                   detail::innermost(detail::error_stack(), "HDF5 error"));
-  }
-  std::string format;
-  if (has_format == 0 || !detail::read_string_attribute(file.get(), "format", format)) {
-    throw CheckpointError(prefix(path) +
-                          "not a fiber checkpoint (an HDF5 file without the 'format' marker)");
-  }
-  if (format != kFormat) {
-    throw CheckpointError(prefix(path) + "not a fiber checkpoint (its format is '" + format +
-                          "', not '" + kFormat + "')");
-  }
-  long long version = 0;
-  if (!detail::read_int64_attribute(file.get(), "version", version)) {
-    reader.damaged("no readable 'version' attribute");
-  }
-  if (version != kVersion) {
-    throw CheckpointError(prefix(path) + "unsupported checkpoint version " +
-                          std::to_string(version) + " (this program reads version " +
-                          std::to_string(kVersion) + ")");
-  }
-
+  std::optional<std::string> marker_problem;
   std::vector<std::string> names;
-  if (!detail::link_names(file.get(), false, names)) {
-    reader.damaged("cannot list the entries: " +
-                   detail::innermost(detail::error_stack(), "HDF5 error"));
+  try {
+    marker_problem = hdf5::format_marker_problem(file, kMarker);
+    if (!marker_problem) names = file.link_names(hdf5::LinkOrder::by_name);
+  } catch (const hdf5::Error& error) {
+    reader.damaged("cannot read the root group: " + error.description());
   }
+  if (marker_problem) throw CheckpointError(prefix(path) + *marker_problem);
   for (const std::string& name : names) {
-    Handle object = detail::object_handle(H5Oopen(file.get(), name.c_str(), H5P_DEFAULT));
-    if (!object) {
-      reader.damaged("cannot open /" + name + ": " +
-                     detail::innermost(detail::error_stack(), "HDF5 error"));
-    }
-    if (H5Iget_type(object.get()) != H5I_DATASET) continue;  // not one of ours: ignored
-    const htri_t has_kind = H5Aexists(object.get(), kKindAttribute);
-    if (has_kind < 0) {
-      reader.damaged("cannot read the attributes of /" + name + ": " +
-                     detail::innermost(detail::error_stack(), "HDF5 error"));
-    }
-    if (has_kind == 0) continue;  // a dataset someone else added: ignored
-    std::string kind_text;
-    CheckpointKind kind{};
-    if (!detail::read_string_attribute(object.get(), kKindAttribute, kind_text)) {
-      reader.damaged("unreadable 'fiber_kind' of /" + name);
-    }
-    if (!parse_kind(kind_text, kind)) {
-      throw CheckpointError(prefix(path) + "entry /" + name + " has the unknown kind '" +
-                            kind_text + "' (written by a newer program?)");
-    }
-    entries_.emplace(name, reader.read_entry(object.get(), name, kind));
+    if (auto value = reader.read_link(file, name)) entries_.emplace(name, std::move(*value));
   }
-  if (!file.close()) {
-    reader.damaged("cannot close: " + detail::innermost(detail::error_stack(), "HDF5 error"));
+  try {
+    file.close_or_throw();
+  } catch (const hdf5::Error& error) {
+    reader.damaged("cannot close: " + error.description());
   }
 }
 

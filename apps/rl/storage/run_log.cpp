@@ -9,28 +9,27 @@
 #include <cstring>
 #include <optional>
 
-#include "storage/hdf5_support.hpp"
+#include "storage/hdf5/attribute.hpp"
+#include "storage/hdf5/dataset.hpp"
+#include "storage/hdf5/error.hpp"
+#include "storage/hdf5/file.hpp"
+#include "storage/hdf5/fletcher32.hpp"
+#include "storage/hdf5/format_marker.hpp"
+#include "storage/hdf5/names.hpp"
 
 namespace fiber::rl {
 
 namespace {
 
-using detail::Handle;
-
-constexpr const char* kFormat = "fiber-runlog";
-constexpr long long kVersion = 1;
-constexpr hsize_t kChunkRows = 1024;       // 8 KiB per chunk (and checksum) for a float64 column
-constexpr std::size_t kValueBytes = 8;     // int64 and float64 alike
-constexpr std::size_t kChecksumBytes = 4;  // Fletcher32, after each chunk's data
+constexpr hdf5::FormatMarker kMarker{"fiber-runlog", 1, "run log"};
+constexpr const char* kRowsAttribute = "rows";
+constexpr hsize_t kChunkRows = 1024;    // 8 KiB per chunk (and checksum) for a float64 column
+constexpr std::size_t kValueBytes = 8;  // int64 and float64 alike
 
 std::string prefix(const std::filesystem::path& path) { return "run log " + path.string() + ": "; }
 
 void check_name(std::string_view what, std::string_view name) {
-  if (name.empty() || name == "." || name.find('/') != std::string_view::npos ||
-      name.find('\0') != std::string_view::npos) {
-    throw std::invalid_argument("run log " + std::string(what) + " name '" + std::string(name) +
-                                "' is invalid (it must be non-empty, not '.', without '/')");
-  }
+  hdf5::check_name("run log " + std::string(what), name);
 }
 
 hid_t memory_type(RunLog::Type type) {
@@ -50,31 +49,39 @@ std::string column_list(const std::vector<RunLog::Column>& columns) {
   return out;
 }
 
-std::string hdf5_reason() { return detail::innermost(detail::error_stack(), "HDF5 error"); }
-
-Handle group_with_creation_order(hid_t parent, const char* name) {
-  Handle gcpl = detail::plist_handle(H5Pcreate(H5P_GROUP_CREATE));
-  if (!gcpl ||
-      H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0) {
-    return {};
-  }
-  return detail::group_handle(H5Gcreate2(parent, name, H5P_DEFAULT, gcpl.get(), H5P_DEFAULT));
-}
-
 }  // namespace
 
 struct RunLog::Impl {
   std::filesystem::path path;
   bool writable = false;
   bool closed = false;
-  Handle file;
-  Handle log_group;
-  Handle meta_group;  // may be invalid in a read-only log without /meta
+  hdf5::File file;
+  hdf5::Group log_group;
+  hdf5::Group meta_group;  // may be invalid in a read-only log without /meta
   std::vector<Column> columns;
-  std::vector<Handle> datasets;  // one per column
+  std::vector<hdf5::Dataset> datasets;  // one per column
   std::size_t rows = 0;
 
   [[noreturn]] void fail(const std::string& what) const { throw RunLogError(prefix(path) + what); }
+
+  // Runs `step`; an hdf5::Error ends it as a RunLogError "WHAT: why".
+  template <class Step>
+  auto attempt(const std::string& what, Step&& step) const {
+    try {
+      return step();
+    } catch (const hdf5::Error& error) {
+      fail(what + ": " + error.description());
+    }
+  }
+  // The same, as "damaged (WHAT: why)".
+  template <class Step>
+  auto attempt_damaged(const std::string& what, Step&& step) const {
+    try {
+      return step();
+    } catch (const hdf5::Error& error) {
+      fail("damaged (" + what + ": " + error.description() + ")");
+    }
+  }
 
   std::size_t index_of(std::string_view name) const {
     for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -89,42 +96,15 @@ struct RunLog::Impl {
   }
 
   void flush() {
-    if (H5Fflush(file.get(), H5F_SCOPE_LOCAL) < 0) fail("cannot flush: " + hdf5_reason());
-  }
-
-  bool set_extent(std::size_t i, std::size_t n) {
-    const hsize_t size[1] = {n};
-    return H5Dset_extent(datasets[i].get(), size) >= 0;
-  }
-
-  // Reads (write = false) or writes `count` values of column i from row `first` on, through
-  // the transfer properties `dxpl`. On failure returns HDF5's error stack.
-  std::optional<std::vector<std::string>> transfer(std::size_t i, hid_t type, void* data,
-                                                   hsize_t first, hsize_t count, bool write,
-                                                   hid_t dxpl = H5P_DEFAULT) const {
-    const hsize_t start[1] = {first};
-    const hsize_t n[1] = {count};
-    Handle file_space = detail::space_handle(H5Dget_space(datasets[i].get()));
-    Handle memory_space = detail::space_handle(H5Screate_simple(1, n, nullptr));
-    const bool ok =
-        file_space && memory_space &&
-        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr) >= 0 &&
-        (write ? H5Dwrite(datasets[i].get(), type, memory_space.get(), file_space.get(), dxpl, data)
-               : H5Dread(datasets[i].get(), type, memory_space.get(), file_space.get(), dxpl,
-                         data)) >= 0;
-    if (ok) return std::nullopt;
-    return detail::error_stack();  // taken before the handles above close (which clears it)
+    attempt("cannot flush", [&] { file.flush(); });
   }
 
   // Records that the first n rows are complete: the `rows` attribute of /log, written after the
   // rows' data has been flushed. A crash before it leaves the row uncounted (and dropped).
   void commit_rows(std::size_t n) {
-    const long long value = static_cast<long long>(n);
-    Handle attribute = detail::attribute_handle(H5Aopen(log_group.get(), "rows", H5P_DEFAULT));
-    if (!attribute || H5Awrite(attribute.get(), H5T_NATIVE_LLONG, &value) < 0) {
-      fail("cannot record the row count: " + hdf5_reason());
-    }
-    attribute.close();
+    attempt("cannot record the row count", [&] {
+      hdf5::write_attribute(log_group, kRowsAttribute, static_cast<std::int64_t>(n));
+    });
     flush();
   }
 
@@ -138,18 +118,15 @@ struct RunLog::Impl {
     for (std::size_t i = 0; i < columns.size(); ++i) {
       std::int64_t integer = row[i].as_int64();
       double real = row[i].as_double();
-      void* value =
-          columns[i].type == Type::int64 ? static_cast<void*>(&integer) : static_cast<void*>(&real);
-      std::optional<std::vector<std::string>> error;
-      if (!set_extent(i, rows + 1)) {
-        error = detail::error_stack();
-      } else {
-        error = transfer(i, memory_type(columns[i].type), value, rows, 1, true);
-      }
-      if (error) {
-        for (std::size_t j = 0; j <= i; ++j) set_extent(j, rows);  // best effort: undo
+      const void* value = columns[i].type == Type::int64 ? static_cast<const void*>(&integer)
+                                                         : static_cast<const void*>(&real);
+      try {
+        datasets[i].set_length(rows + 1);
+        datasets[i].write(memory_type(columns[i].type), value, rows, 1);
+      } catch (const hdf5::Error& error) {
+        undo_extension(i);
         fail("cannot append row " + std::to_string(rows) + " (column '" + columns[i].name +
-             "'): " + detail::innermost(*error, "HDF5 error"));
+             "'): " + error.description());
       }
     }
     flush();                // the row's data first,
@@ -157,15 +134,27 @@ struct RunLog::Impl {
     ++rows;
   }
 
+  // Best effort after a failed append: columns 0..last back to the complete rows.
+  void undo_extension(std::size_t last) noexcept {
+    for (std::size_t j = 0; j <= last; ++j) {
+      try {
+        datasets[j].set_length(rows);
+      } catch (const hdf5::Error&) {  // the append's error is the one to report
+      }
+    }
+  }
+
   template <class T>
   std::vector<T> read_column(std::size_t i, hid_t type) const {
     std::vector<T> values(rows);
     if (rows == 0) return values;
-    if (auto error = transfer(i, type, values.data(), 0, rows, false)) {
-      if (detail::checksum_failure(*error)) {
+    try {
+      datasets[i].read(type, values.data(), 0, rows);
+    } catch (const hdf5::Error& error) {
+      if (error.is_checksum_mismatch()) {
         fail("damaged (checksum mismatch in /log/" + columns[i].name + ")");
       }
-      fail("cannot read /log/" + columns[i].name + ": " + detail::innermost(*error, "HDF5 error"));
+      fail("cannot read /log/" + columns[i].name + ": " + error.description());
     }
     return values;
   }
@@ -176,28 +165,25 @@ struct RunLog::Impl {
   // before the torn write (its complete rows, then the fill value, zeros).
   void verify_complete_rows(std::size_t i) const {
     const std::size_t chunks = (rows + kChunkRows - 1) / kChunkRows;
-    std::vector<unsigned char> chunk;
+    const std::size_t chunk_bytes = kChunkRows * kValueBytes + hdf5::kChecksumBytes;
+    const std::string column = "/log/" + columns[i].name;
+    std::vector<unsigned char> chunk(chunk_bytes);
     for (std::size_t c = 0; c < chunks; ++c) {
-      const hsize_t offset[1] = {c * kChunkRows};
-      hsize_t stored_size = 0;
-      std::uint32_t filters = 0;
-      if (H5Dget_chunk_storage_size(datasets[i].get(), offset, &stored_size) < 0 ||
-          stored_size != kChunkRows * kValueBytes + kChecksumBytes) {
-        fail("damaged (/log/" + columns[i].name + " has a chunk of an unexpected size)");
+      const hsize_t offset = c * kChunkRows;
+      if (attempt_damaged(column, [&] { return datasets[i].stored_chunk_size(offset); }) !=
+          chunk_bytes) {
+        fail("damaged (" + column + " has a chunk of an unexpected size)");
       }
-      chunk.resize(stored_size);
-      if (H5Dread_chunk(datasets[i].get(), H5P_DEFAULT, offset, &filters, chunk.data()) < 0) {
-        fail("cannot read /log/" + columns[i].name + ": " + hdf5_reason());
-      }
-      const std::size_t data_bytes = stored_size - kChecksumBytes;
-      const std::uint32_t stored = detail::little_endian_uint32(chunk.data() + data_bytes);
-      if (detail::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;
+      attempt("cannot read " + column, [&] { datasets[i].read_stored_chunk(offset, chunk); });
+      const std::size_t data_bytes = chunk_bytes - hdf5::kChecksumBytes;
+      const std::uint32_t stored = hdf5::little_endian_uint32(chunk.data() + data_bytes);
+      if (hdf5::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;
       const std::size_t complete = std::min<std::size_t>(rows - c * kChunkRows, kChunkRows);
       std::fill(chunk.begin() + static_cast<std::ptrdiff_t>(complete * kValueBytes),
                 chunk.begin() + static_cast<std::ptrdiff_t>(data_bytes), 0);
-      if (detail::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;  // torn
-      fail("damaged (checksum mismatch in /log/" + columns[i].name + ", rows " +
-           std::to_string(c * kChunkRows) + "-" + std::to_string(c * kChunkRows + complete - 1) +
+      if (hdf5::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;  // torn
+      fail("damaged (checksum mismatch in " + column + ", rows " + std::to_string(offset) + "-" +
+           std::to_string(offset + complete - 1) +
            "; refused, nothing was changed: restore the file from a copy, or start a new run)");
     }
   }
@@ -210,49 +196,53 @@ struct RunLog::Impl {
     if (rows == 0) return;
     std::vector<std::uint64_t> buffer(rows);  // 8 bytes per value, whatever the column type
     for (std::size_t i = 0; i < columns.size(); ++i) {
+      const hdf5::Dataset& dataset = datasets[i];
       const hid_t type = memory_type(columns[i].type);
-      auto error = transfer(i, type, buffer.data(), 0, rows, false);
-      if (!error) continue;
-      if (!detail::checksum_failure(*error)) {
-        fail("cannot read /log/" + columns[i].name + ": " +
-             detail::innermost(*error, "HDF5 error"));
+      const std::string column = "/log/" + columns[i].name;
+      try {
+        dataset.read(type, buffer.data(), 0, rows);
+        continue;
+      } catch (const hdf5::Error& error) {
+        if (!error.is_checksum_mismatch())
+          fail("cannot read " + column + ": " + error.description());
       }
-      Handle unchecked = detail::plist_handle(H5Pcreate(H5P_DATASET_XFER));
-      if (!unchecked || H5Pset_edc_check(unchecked.get(), H5Z_DISABLE_EDC) < 0 ||
-          transfer(i, type, buffer.data(), 0, rows, false, unchecked.get()) ||
-          transfer(i, type, buffer.data(), 0, rows, true)) {
-        fail("damaged (cannot repair /log/" + columns[i].name + ")");
+      try {
+        dataset.read(type, buffer.data(), 0, rows, hdf5::Checksums::skipped);
+        dataset.write(type, buffer.data(), 0, rows);
+      } catch (const hdf5::Error&) {
+        fail("damaged (cannot repair " + column + ")");
       }
       flush();
-      if (transfer(i, type, buffer.data(), 0, rows, false)) {
-        fail("damaged (checksum mismatch in /log/" + columns[i].name + ")");
+      try {
+        dataset.read(type, buffer.data(), 0, rows);
+      } catch (const hdf5::Error&) {
+        fail("damaged (checksum mismatch in " + column + ")");
       }
     }
   }
 
   std::string read_meta(const std::string& key) const {
-    Handle dataset = detail::dataset_handle(H5Dopen2(meta_group.get(), key.c_str(), H5P_DEFAULT));
-    Handle type = dataset ? detail::type_handle(H5Dget_type(dataset.get())) : Handle{};
-    if (!type || H5Tget_class(type.get()) != H5T_STRING) {
-      fail("cannot read /meta/" + key + " (not a string)");
+    const std::string where = "/meta/" + key;
+    hdf5::Dataset dataset;
+    std::optional<hdf5::Datatype> type;
+    try {
+      dataset = hdf5::Dataset::open(meta_group, key.c_str());
+      type = dataset.type();
+    } catch (const hdf5::Error&) {
     }
-    if (H5Tis_variable_str(type.get()) > 0) {
+    if (!type || type->type_class() != H5T_STRING) fail("cannot read " + where + " (not a string)");
+    if (type->is_variable_string()) {
       char* text = nullptr;
-      if (H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0) {
-        fail("cannot read /meta/" + key + ": " + hdf5_reason());
-      }
+      attempt("cannot read " + where, [&] { dataset.read_all(type->id(), &text); });
       std::string out = text != nullptr ? text : "";
       H5free_memory(text);
       return out;
     }
-    Handle space = detail::space_handle(H5Dget_space(dataset.get()));
-    if (!space || H5Sget_simple_extent_npoints(space.get()) != 1) {
-      fail("cannot read /meta/" + key + " (not a single string)");
+    if (attempt("cannot read " + where, [&] { return dataset.space().element_count(); }) != 1) {
+      fail("cannot read " + where + " (not a single string)");
     }
-    std::string out(H5Tget_size(type.get()), '\0');
-    if (H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) {
-      fail("cannot read /meta/" + key + ": " + hdf5_reason());
-    }
+    std::string out(type->size(), '\0');
+    attempt("cannot read " + where, [&] { dataset.read_all(type->id(), out.data()); });
     out.erase(std::find(out.begin(), out.end(), '\0'), out.end());
     return out;
   }
@@ -260,15 +250,18 @@ struct RunLog::Impl {
   // The groups, attributes and (empty) columns of a new log, in the new file `path`.
   void create_layout(const std::vector<Column>& layout);
 
+  // Opens the columns under /log, reading their names, types and lengths (into `lengths`).
+  void open_columns(std::vector<hsize_t>& lengths);
+
   void close() {
     if (closed) return;
     closed = true;
     bool ok = true;
-    for (Handle& d : datasets) ok = d.close() && ok;
+    for (hdf5::Dataset& d : datasets) ok = d.close() && ok;
     ok = meta_group.close() && ok;
     ok = log_group.close() && ok;
     ok = file.close() && ok;
-    if (!ok) fail("error while closing: " + hdf5_reason());
+    if (!ok) fail("error while closing: " + hdf5::last_error().description());
   }
 };
 
@@ -293,7 +286,6 @@ RunLog::Impl& RunLog::impl() const {
 
 RunLog RunLog::create(const std::filesystem::path& path, std::vector<Column> columns,
                       IfExists if_exists) {
-  detail::silence_hdf5();
   if (columns.empty()) throw std::invalid_argument(prefix(path) + "needs at least one column");
   for (std::size_t i = 0; i < columns.size(); ++i) {
     check_name("column", columns[i].name);
@@ -342,121 +334,107 @@ RunLog RunLog::create(const std::filesystem::path& path, std::vector<Column> col
 }
 
 void RunLog::Impl::create_layout(const std::vector<Column>& layout) {
-  Handle fapl = detail::file_access_properties();
-  file = detail::file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-  if (!file) fail("cannot create: " + hdf5_reason());
-  if (!detail::write_string_attribute(file.get(), "format", kFormat) ||
-      !detail::write_int64_attribute(file.get(), "version", kVersion)) {
-    fail("cannot write the format marker: " + hdf5_reason());
-  }
-  log_group = group_with_creation_order(file.get(), "log");
-  meta_group =
-      detail::group_handle(H5Gcreate2(file.get(), "meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (!log_group || !meta_group) fail("cannot create groups: " + hdf5_reason());
-  if (!detail::write_int64_attribute(log_group.get(), "rows", 0)) {
-    fail("cannot write the row count: " + hdf5_reason());
-  }
-
+  attempt("cannot create", [&] { file = hdf5::File::create(path); });
+  attempt("cannot write the format marker", [&] { hdf5::write_format_marker(file, kMarker); });
+  attempt("cannot create groups", [&] {
+    log_group = hdf5::Group::create(file, "log", hdf5::LinkOrder::by_creation);
+    meta_group = hdf5::Group::create(file, "meta");
+  });
+  attempt("cannot write the row count",
+          [&] { hdf5::write_attribute(log_group, kRowsAttribute, std::int64_t{0}); });
   for (const Column& column : layout) {
-    const hsize_t dims[1] = {0};
-    const hsize_t max_dims[1] = {H5S_UNLIMITED};
-    const hsize_t chunk[1] = {kChunkRows};
-    Handle space = detail::space_handle(H5Screate_simple(1, dims, max_dims));
-    Handle dcpl = detail::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
-    if (!space || !dcpl || H5Pset_chunk(dcpl.get(), 1, chunk) < 0 ||
-        H5Pset_fletcher32(dcpl.get()) < 0) {
-      fail("cannot prepare column '" + column.name + "': " + hdf5_reason());
+    attempt("cannot create column '" + column.name + "'", [&] {
+      datasets.push_back(hdf5::Dataset::create_checksummed(log_group, column.name.c_str(),
+                                                           file_type(column.type), 0, kChunkRows));
+    });
+  }
+}
+
+void RunLog::Impl::open_columns(std::vector<hsize_t>& lengths) {
+  std::vector<std::string> names;
+  try {
+    names = log_group.link_names(hdf5::LinkOrder::by_creation);
+  } catch (const hdf5::Error&) {  // a log written by another tool may not track the order
+    names = attempt_damaged("cannot list the columns",
+                            [&] { return log_group.link_names(hdf5::LinkOrder::by_name); });
+  }
+  if (names.empty()) fail("damaged (no columns under /log)");
+  for (const std::string& name : names) {
+    hdf5::Dataset dataset = attempt_damaged(
+        "cannot open /log/" + name, [&] { return hdf5::Dataset::open(log_group, name.c_str()); });
+    std::vector<hsize_t> dims;
+    H5T_class_t type_class = H5T_NO_CLASS;
+    try {
+      dims = dataset.space().dimensions();
+      type_class = dataset.type().type_class();
+    } catch (const hdf5::Error&) {
+      dims.clear();
     }
-    Handle dataset = detail::dataset_handle(H5Dcreate2(log_group.get(), column.name.c_str(),
-                                                       file_type(column.type), space.get(),
-                                                       H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-    if (!dataset) fail("cannot create column '" + column.name + "': " + hdf5_reason());
+    if (dims.size() != 1) fail("damaged (/log/" + name + " is not a 1-D column)");
+    Type column_type{};
+    if (type_class == H5T_FLOAT) {
+      column_type = Type::float64;
+    } else if (type_class == H5T_INTEGER) {
+      column_type = Type::int64;
+    } else {
+      fail("/log/" + name + " is neither a number nor an integer column");
+    }
+    columns.push_back({name, column_type});
     datasets.push_back(std::move(dataset));
+    lengths.push_back(dims[0]);
   }
 }
 
 RunLog RunLog::open(const std::filesystem::path& path, Access access) {
-  detail::silence_hdf5();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->writable = access == Access::read_write;
-  std::string problem;
-  // A reader takes no lock: it must neither wait for nor block the run that writes the log.
-  impl->file = detail::open_file(path, impl->writable, problem, impl->writable);
-  if (!impl->file) impl->fail(problem);
-
-  std::string format;
-  if (!detail::read_string_attribute(impl->file.get(), "format", format)) {
-    impl->fail("not a fiber run log (an HDF5 file without the 'format' marker)");
+  try {
+    // A reader takes no lock: it must neither wait for nor block the run that writes the log.
+    impl->file =
+        hdf5::File::open(path, impl->writable ? hdf5::Access::read_write : hdf5::Access::read_only,
+                         impl->writable ? hdf5::Locking::on : hdf5::Locking::off);
+  } catch (const hdf5::Error& error) {
+    impl->fail(error.description());
   }
-  if (format != kFormat) {
-    impl->fail("not a fiber run log (its format is '" + format + "', not '" + kFormat + "')");
-  }
-  long long version = 0;
-  if (!detail::read_int64_attribute(impl->file.get(), "version", version) || version != kVersion) {
-    impl->fail("unsupported run log version " + std::to_string(version) +
-               " (this program reads version " + std::to_string(kVersion) + ")");
-  }
-  impl->log_group = detail::group_handle(H5Gopen2(impl->file.get(), "log", H5P_DEFAULT));
-  if (!impl->log_group) impl->fail("damaged (no readable /log group: " + hdf5_reason() + ")");
-  if (H5Lexists(impl->file.get(), "meta", H5P_DEFAULT) > 0) {
-    impl->meta_group = detail::group_handle(H5Gopen2(impl->file.get(), "meta", H5P_DEFAULT));
-    if (!impl->meta_group) impl->fail("damaged (unreadable /meta group: " + hdf5_reason() + ")");
-  }
-
-  std::vector<std::string> names;
-  if (!detail::link_names(impl->log_group.get(), true, names) &&
-      !detail::link_names(impl->log_group.get(), false, names)) {
-    impl->fail("damaged (cannot list the columns: " + hdf5_reason() + ")");
-  }
-  if (names.empty()) impl->fail("damaged (no columns under /log)");
+  const std::optional<std::string> marker_problem =
+      impl->attempt_damaged("cannot read the root group",
+                            [&] { return hdf5::format_marker_problem(impl->file, kMarker); });
+  if (marker_problem) impl->fail(*marker_problem);
+  impl->attempt_damaged("no readable /log group",
+                        [&] { impl->log_group = hdf5::Group::open(impl->file, "log"); });
+  impl->attempt_damaged("unreadable /meta group", [&] {
+    if (impl->file.contains("meta")) impl->meta_group = hdf5::Group::open(impl->file, "meta");
+  });
   std::vector<hsize_t> lengths;
-  for (const std::string& name : names) {
-    Handle dataset =
-        detail::dataset_handle(H5Dopen2(impl->log_group.get(), name.c_str(), H5P_DEFAULT));
-    if (!dataset) impl->fail("damaged (cannot open /log/" + name + ": " + hdf5_reason() + ")");
-    Handle type = detail::type_handle(H5Dget_type(dataset.get()));
-    Handle space = detail::space_handle(H5Dget_space(dataset.get()));
-    hsize_t dims[1] = {0};
-    if (!type || !space || H5Sget_simple_extent_ndims(space.get()) != 1 ||
-        H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1) {
-      impl->fail("damaged (/log/" + name + " is not a 1-D column)");
-    }
-    Type column_type{};
-    if (H5Tget_class(type.get()) == H5T_FLOAT) {
-      column_type = Type::float64;
-    } else if (H5Tget_class(type.get()) == H5T_INTEGER) {
-      column_type = Type::int64;
-    } else {
-      impl->fail("/log/" + name + " is neither a number nor an integer column");
-    }
-    impl->columns.push_back({name, column_type});
-    impl->datasets.push_back(std::move(dataset));
-    lengths.push_back(dims[0]);
-  }
+  impl->open_columns(lengths);
+
   // Complete rows: those every column has and the `rows` attribute counts (a crash between an
   // append's data and its count leaves the row uncounted).
   impl->rows = *std::min_element(lengths.begin(), lengths.end());
-  long long committed = 0;
-  const bool counted = detail::read_int64_attribute(impl->log_group.get(), "rows", committed);
-  if (counted) impl->rows = std::min<std::size_t>(impl->rows, std::max(committed, 0LL));
+  const std::optional<std::int64_t> committed = impl->attempt_damaged("unreadable row count", [&] {
+    return hdf5::read_int64_attribute(impl->log_group, kRowsAttribute);
+  });
+  if (committed)
+    impl->rows = std::min<std::size_t>(impl->rows, std::max<std::int64_t>(*committed, 0));
   if (impl->writable) {
     for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->verify_complete_rows(i);
     // Cut every column back to the complete rows, and repair a chunk torn by a crash.
     for (std::size_t i = 0; i < impl->columns.size(); ++i) {
-      if (lengths[i] != impl->rows && !impl->set_extent(i, impl->rows)) {
-        impl->fail("cannot cut the columns back to " + std::to_string(impl->rows) +
-                   " complete rows: " + hdf5_reason());
+      if (lengths[i] != impl->rows) {
+        impl->attempt(
+            "cannot cut the columns back to " + std::to_string(impl->rows) + " complete rows",
+            [&] { impl->datasets[i].set_length(impl->rows); });
       }
     }
-    if (!counted) {
-      if (!detail::write_int64_attribute(impl->log_group.get(), "rows", 0)) {
-        impl->fail("cannot write the row count: " + hdf5_reason());
-      }
+    if (!committed) {
+      impl->attempt("cannot write the row count", [&] {
+        hdf5::write_attribute(impl->log_group, kRowsAttribute, std::int64_t{0});
+      });
     }
     impl->flush();
     impl->repair_torn_chunks();
-    if (!counted || committed != static_cast<long long>(impl->rows)) impl->commit_rows(impl->rows);
+    if (committed != static_cast<std::int64_t>(impl->rows)) impl->commit_rows(impl->rows);
   }
   return RunLog(std::move(impl));
 }
@@ -511,9 +489,9 @@ void RunLog::truncate(std::size_t rows) {
   }
   self.commit_rows(rows);  // the count first: a crash in between leaves `rows` complete rows
   self.rows = rows;
-  for (std::size_t i = 0; i < self.columns.size(); ++i) {
-    if (!self.set_extent(i, rows)) self.fail("cannot truncate: " + hdf5_reason());
-  }
+  self.attempt("cannot truncate", [&] {
+    for (const hdf5::Dataset& dataset : self.datasets) dataset.set_length(rows);
+  });
   self.flush();
 }
 
@@ -541,44 +519,28 @@ void RunLog::set_meta(std::string_view key, std::string_view value) {
                                 "' contains a NUL character");
   }
   if (!self.meta_group) {
-    self.meta_group = detail::group_handle(
-        H5Gcreate2(self.file.get(), "meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    if (!self.meta_group) self.fail("cannot create /meta: " + hdf5_reason());
+    self.attempt("cannot create /meta",
+                 [&] { self.meta_group = hdf5::Group::create(self.file, "meta"); });
   }
   const std::string name(key);
   const std::string text(value);
   const char* pointer = text.c_str();
-  Handle type = detail::type_handle(H5Tcopy(H5T_C_S1));
-  if (!type || H5Tset_size(type.get(), H5T_VARIABLE) < 0 ||
-      H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0) {
-    self.fail("cannot make a string type: " + hdf5_reason());
-  }
-  const htri_t exists = H5Lexists(self.meta_group.get(), name.c_str(), H5P_DEFAULT);
-  if (exists > 0) {
-    Handle old = detail::dataset_handle(H5Dopen2(self.meta_group.get(), name.c_str(), H5P_DEFAULT));
-    Handle old_type = old ? detail::type_handle(H5Dget_type(old.get())) : Handle{};
-    const bool reusable = old_type && H5Tis_variable_str(old_type.get()) > 0;
-    if (reusable) {
-      if (H5Dwrite(old.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &pointer) < 0) {
-        self.fail("cannot write /meta/" + name + ": " + hdf5_reason());
+  const hdf5::Datatype type =
+      self.attempt("cannot make a string type", [] { return hdf5::Datatype::variable_string(); });
+  self.attempt("cannot write /meta/" + name, [&] {
+    if (self.meta_group.contains(name.c_str())) {
+      hdf5::Dataset old = hdf5::Dataset::open(self.meta_group, name.c_str());
+      if (old.type().is_variable_string()) {
+        old.write_all(type.id(), &pointer);
+        return;
       }
-      self.flush();
-      return;
+      old.close();
+      self.meta_group.remove(name.c_str());
     }
-    old.close();
-    if (H5Ldelete(self.meta_group.get(), name.c_str(), H5P_DEFAULT) < 0) {
-      self.fail("cannot replace /meta/" + name + ": " + hdf5_reason());
-    }
-  }
-  Handle space = detail::space_handle(H5Screate(H5S_SCALAR));
-  Handle dataset =
-      detail::dataset_handle(H5Dcreate2(self.meta_group.get(), name.c_str(), type.get(),
-                                        space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  if (!dataset ||
-      H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &pointer) < 0) {
-    self.fail("cannot write /meta/" + name + ": " + hdf5_reason());
-  }
-  dataset.close();
+    hdf5::Dataset dataset = hdf5::Dataset::create_scalar(self.meta_group, name.c_str(), type);
+    dataset.write_all(type.id(), &pointer);
+    dataset.close_or_throw();
+  });
   self.flush();
 }
 
@@ -587,7 +549,10 @@ std::optional<std::string> RunLog::meta(std::string_view key) const {
   check_name("metadata key", key);
   if (!self.meta_group) return std::nullopt;
   const std::string name(key);
-  if (H5Lexists(self.meta_group.get(), name.c_str(), H5P_DEFAULT) <= 0) return std::nullopt;
+  if (!self.attempt("cannot read /meta/" + name,
+                    [&] { return self.meta_group.contains(name.c_str()); })) {
+    return std::nullopt;
+  }
   return self.read_meta(name);
 }
 
@@ -595,10 +560,8 @@ std::map<std::string, std::string> RunLog::meta() const {
   const Impl& self = impl();
   std::map<std::string, std::string> out;
   if (!self.meta_group) return out;
-  std::vector<std::string> names;
-  if (!detail::link_names(self.meta_group.get(), false, names)) {
-    self.fail("cannot list /meta: " + hdf5_reason());
-  }
+  const std::vector<std::string> names = self.attempt(
+      "cannot list /meta", [&] { return self.meta_group.link_names(hdf5::LinkOrder::by_name); });
   for (const std::string& name : names) out.emplace(name, self.read_meta(name));
   return out;
 }
@@ -608,11 +571,9 @@ void RunLog::flush() { impl().flush(); }
 void RunLog::sync() {
   Impl& self = impl();
   self.flush();
-  void* handle = nullptr;
-  if (H5Fget_vfd_handle(self.file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) {
-    self.fail("cannot get the file descriptor: " + hdf5_reason());
-  }
-  if (::fsync(*static_cast<int*>(handle)) != 0) {
+  const int descriptor =
+      self.attempt("cannot get the file descriptor", [&] { return self.file.descriptor(); });
+  if (::fsync(descriptor) != 0) {
     self.fail(std::string("fsync failed (") + std::strerror(errno) + ")");
   }
 }

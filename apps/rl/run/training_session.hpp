@@ -1,0 +1,86 @@
+// TrainingSession: what a training run of fiber-es and fiber-ppo does around its algorithm:
+// claim the run's files and resume from its checkpoint or start anew, start the pool, open the
+// run log (a new one with its metadata, or the resumed run's, cut back to the checkpoint), tell
+// when a checkpoint is due, stop on request after checkpointing, and end a failure as one line
+// "PROGRAM: what" with its exit status (a file: kExitBadInput; the pool's start: kExitError).
+//
+//   rl::TrainingSession session({"fiber-es", "generation", log_columns()}, o.files, o.overwrite);
+//   return session.run([&] {
+//     session.claim([&](const std::string& checkpoint) { load(state, checkpoint); });
+//     fiber::Pool& pool = session.start_pool({.processes = o.workers, ...});
+//     session.open_log(state.generation, {{"config", o.config_text}, ...});
+//     while (state.generation < o.generations) {
+//       if (rl::stop_requested()) return session.stop(state.generation, [&] { save(state); });
+//       ...  // one generation
+//       session.log().append({...});
+//       if (session.checkpoint_due(state.generation, o.generations)) save(state);
+//     }
+//     return 0;
+//   });
+#pragma once
+
+#include <fiber/pool.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run/command_line.hpp"
+#include "run/run_log_start.hpp"
+#include "storage/run_log.hpp"
+
+namespace fiber::rl {
+
+// What a trainer tells the session about itself.
+struct TrainingProgram {
+  const char* name;  // "fiber-es": the first word of its lines
+  const char* step;  // "generation", "iteration": what a row of its log is
+  std::vector<RunLog::Column> columns;
+};
+
+class TrainingSession {
+ public:
+  using Metadata = std::vector<std::pair<std::string, std::string>>;
+
+  TrainingSession(TrainingProgram program, const RunFiles& files, bool overwrite);
+
+  // Runs the training `body` and returns its exit status; a StorageError, or a failure to start
+  // the pool, ends it as one line on stderr and its exit status.
+  int run(const std::function<int()>& body);
+
+  // Claims the run's files (storage/file_lock.hpp) and, when the run resumes, has `load` read the
+  // checkpoint. Everything that can refuse a run comes before any file is created.
+  void claim(const std::function<void(const std::string& checkpoint)>& load);
+  bool resuming() const;
+
+  // Starts the pool (a failure ends the run with kExitError) and notes its hosts.
+  fiber::Pool& start_pool(fiber::PoolOptions options);
+  const std::string& hosts() const { return hosts_; }
+
+  // The run log: the resumed run's, cut back to `steps_done` rows (a line says so), or a new one
+  // with `meta`; either records the pool's hosts.
+  RunLog& open_log(std::int64_t steps_done, const Metadata& meta);
+  RunLog& log();
+
+  // True when `steps_done` of `total` steps is a point for a regular checkpoint.
+  bool checkpoint_due(std::int64_t steps_done, std::int64_t total) const;
+
+  // A stop requested by a signal: `save` writes the checkpoint, then the pool is torn down and a
+  // line says how to resume. Returns kExitPreempted.
+  int stop(std::int64_t steps_done, const std::function<void()>& save);
+
+ private:
+  TrainingProgram program_;
+  const RunFiles& files_;
+  bool overwrite_;
+  // Destroyed in reverse: the log closes before the pool ends, and the locks go last.
+  std::optional<ClaimedRun> claimed_;
+  std::optional<fiber::Pool> pool_;
+  std::optional<RunLog> log_;
+  std::string hosts_;
+};
+
+}  // namespace fiber::rl
