@@ -20,6 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using fiber::Bytes;
 using fiber::detail::TaskProcess;
+using fiber::detail::task_pipe::AnswerReader;
 
 int triple(int x) { return 3 * x; }
 FIBER_TASK(triple);
@@ -41,10 +42,10 @@ struct Answer {
   std::optional<std::chrono::nanoseconds> ran;
 };
 
-// Reads the answer of a chunk of `count` items until it is whole or the task process died
-// (then `death` says how, and `ran` is empty).
-Answer receive_answer(TaskProcess& process, std::size_t count, std::string& death) {
-  fiber::detail::task_pipe::AnswerReader answers;
+// Reads the answer of the next chunk, of `count` items, until it is whole or the task process
+// died (then `death` says how, and `ran` is empty).
+Answer receive_answer(TaskProcess& process, AnswerReader& answers, std::size_t count,
+                      std::string& death) {
   Answer answer;
   for (int attempt = 0; attempt < kAnswerAttempts && !answer.ran; ++attempt) {
     bool alive = process.receive(answers, kAnswerWait, death);
@@ -65,8 +66,9 @@ TEST(TaskProcess, RunsAChunkAndAnswersItsRecordsThenItsRunTime) {
   ASSERT_TRUE(process.running());
   ASSERT_TRUE(
       process.send(fiber::unit::run_body("triple", {argument(2), argument(5)}, {.chunk_id = 7})));
+  AnswerReader answers;
   std::string death;
-  Answer answer = receive_answer(process, 2, death);
+  Answer answer = receive_answer(process, answers, 2, death);
   ASSERT_TRUE(answer.ran) << death;
   EXPECT_GE(answer.ran->count(), 0);
   ASSERT_EQ(answer.items.size(), 2u);
@@ -79,13 +81,33 @@ TEST(TaskProcess, RunsAChunkAndAnswersItsRecordsThenItsRunTime) {
   EXPECT_FALSE(process.running());
 }
 
+TEST(TaskProcess, ChunksWaitingInThePipeAreAnsweredInTheOrderSent) {
+  TaskProcess process;
+  process.start();
+  for (std::uint64_t chunk = 1; chunk <= 3; ++chunk) {
+    ASSERT_TRUE(process.send(
+        fiber::unit::run_body("triple", {argument(static_cast<int>(chunk))}, {.chunk_id = chunk})));
+  }
+  AnswerReader answers;
+  std::string death;
+  for (int chunk = 1; chunk <= 3; ++chunk) {
+    Answer answer = receive_answer(process, answers, 1, death);
+    ASSERT_TRUE(answer.ran) << "chunk " << chunk << ": " << death;
+    EXPECT_EQ(fiber::decode<int>(answer.items.at(0).bytes), 3 * chunk);
+  }
+  EXPECT_EQ(process.current_chunk(), 3u);
+  EXPECT_EQ(process.kill(), "killed by signal SIGKILL (Killed)");
+  EXPECT_FALSE(process.running());
+}
+
 TEST(TaskProcess, ACrashingTaskEndsTheChildAndSaysHow) {
   TaskProcess process;
   process.start();
   ASSERT_TRUE(process.send(
       fiber::unit::run_body("crash_on", {argument(1), argument(-1)}, {.chunk_id = 3})));
+  AnswerReader answers;
   std::string death;
-  Answer answer = receive_answer(process, 2, death);
+  Answer answer = receive_answer(process, answers, 2, death);
   EXPECT_FALSE(answer.ran);
   EXPECT_EQ(death, "killed by signal SIGSEGV (Segmentation fault)");
   EXPECT_FALSE(process.running());
