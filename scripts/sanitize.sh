@@ -1,16 +1,41 @@
 #!/usr/bin/env bash
-# libfiber and its MPI tests built with AddressSanitizer and UndefinedBehaviorSanitizer, into
-# BUILD_DIR (default: build-sanitize/), and the core tests run (real MPI processes: the master,
-# its spawned workers and their task processes all run instrumented). .ci/run runs it after the
-# suite. Leak checking is off: Open MPI's own allocations at exit are not ours to free.
-#   scripts/sanitize.sh [ctest options]
+# The sanitizer runs, after the suite (.ci/run runs this script):
+# - ThreadSanitizer: the unit tests (tests/unit, one process, no MPI), built into TSAN_BUILD_DIR
+#   (default: build-tsan/).
+# - AddressSanitizer and UndefinedBehaviorSanitizer: libfiber and its MPI tests, built into
+#   BUILD_DIR (default: build-sanitize/), and the core tests run (real MPI processes: the master,
+#   its spawned workers and their task processes all run instrumented). Leak checking is off:
+#   Open MPI's own allocations at exit are not ours to free.
+#   scripts/sanitize.sh [ctest options for the MPI tests]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
-build_dir=${BUILD_DIR:-$root/build-sanitize}
-sanitizers="-fsanitize=address,undefined -fno-omit-frame-pointer"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# ThreadSanitizer. Any report fails the run, whichever test or forked task process it comes from
+# (a report alone need not fail its test).
+tsan_dir=${TSAN_BUILD_DIR:-$root/build-tsan}
+tsan="-fsanitize=thread"
+cmake -S "$root" -B "$tsan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBER_BUILD_APPS=OFF \
+  -DFIBER_BUILD_BENCHMARKS=OFF -DFIBER_BUILD_EXAMPLES=OFF "${launcher[@]}" \
+  "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" \
+  >/dev/null
+cmake --build "$tsan_dir" -j "$(nproc)" --target fiber_unit_tests
+tsan_log="$tsan_dir/sanitize.log"
+tsan_status=0
+TSAN_OPTIONS=second_deadlock_stack=1 GTEST_COLOR=no \
+  ctest --test-dir "$tsan_dir" -V -L '^unit$' >"$tsan_log" 2>&1 || tsan_status=$?
+grep -E "tests passed|tests failed" "$tsan_log" || true
+if grep -q "WARNING: ThreadSanitizer" "$tsan_log" || [[ $tsan_status -ne 0 ]]; then
+  grep -E -A30 "WARNING: ThreadSanitizer|\[  FAILED  \]" "$tsan_log" >&2 || cat "$tsan_log" >&2
+  echo "sanitize.sh: ThreadSanitizer reported races, or the unit tests failed (above; all of it" \
+    "in $tsan_log)" >&2
+  exit 1
+fi
+
+build_dir=${BUILD_DIR:-$root/build-sanitize}
+sanitizers="-fsanitize=address,undefined -fno-omit-frame-pointer"
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBER_BUILD_APPS=OFF \
   -DFIBER_BUILD_BENCHMARKS=OFF -DFIBER_BUILD_EXAMPLES=OFF "${launcher[@]}" \
   "-DCMAKE_CXX_FLAGS=$sanitizers" "-DCMAKE_EXE_LINKER_FLAGS=$sanitizers" \

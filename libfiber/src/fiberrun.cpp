@@ -31,6 +31,7 @@
 #include "fiberrun/rank_status.hpp"
 #include "fiberrun/rank_supervisor.hpp"
 #include "launch_defaults.hpp"
+#include "posix/unique_fd.hpp"
 
 namespace {
 
@@ -69,7 +70,7 @@ std::filesystem::path make_status_folder() {
 
 // Copies fiberrun's input to `pipe` until it ends: mpirun, in a background process group, does
 // not read a terminal itself.
-void relay_input(int pipe) {
+void relay_input(fiber::posix::UniqueFd pipe) {
   sigset_t broken_pipe;
   sigemptyset(&broken_pipe);
   sigaddset(&broken_pipe, SIGPIPE);  // mpirun gone: write fails with EPIPE instead
@@ -79,33 +80,32 @@ void relay_input(int pipe) {
     ssize_t got = read(STDIN_FILENO, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    if (write(pipe, buffer, static_cast<std::size_t>(got)) != got) break;
+    if (write(pipe.get(), buffer, static_cast<std::size_t>(got)) != got) break;
   }
-  close(pipe);
 }
 
 pid_t start_mpirun(const std::vector<std::string>& command, const sigset_t& unblocked) {
   std::vector<char*> argv;
   for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
-  int input[2] = {-1, -1};
-  bool terminal = isatty(STDIN_FILENO) && pipe2(input, O_CLOEXEC) == 0;
+  // A terminal's input reaches mpirun through a pipe (and fiberrun).
+  auto input = isatty(STDIN_FILENO) ? fiber::posix::open_pipe(O_CLOEXEC) : std::nullopt;
   pid_t launcher = getpid();
   pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);                     // a terminal's Ctrl-C reaches fiberrun alone
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // fiberrun gone (even SIGKILLed): the job ends
     if (getppid() != launcher) _exit(kCannotRun);
-    if (terminal) dup2(input[0], STDIN_FILENO);
+    if (input) dup2(input->read.get(), STDIN_FILENO);
     sigprocmask(SIG_SETMASK, &unblocked, nullptr);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "fiberrun: cannot run mpirun: %s (install openmpi-bin)\n",
                  std::strerror(errno));
     _exit(kCannotRun);
   }
-  if (terminal) {
-    close(input[0]);
-    std::thread(relay_input, input[1]).detach();
+  if (input) {
+    input->read.reset();
+    std::thread(relay_input, std::move(input->write)).detach();
   }
   return child;
 }

@@ -19,11 +19,12 @@
 #include <algorithm>
 
 #include "backoff.hpp"
-#include "chunk.hpp"
+#include "item_runner.hpp"
 #include "mpi/error.hpp"
 #include "mpi/intercomm.hpp"
 #include "protocol.hpp"
 #include "run_identity.hpp"
+#include "task_pipe.hpp"
 #include "task_process.hpp"
 
 namespace fiber::detail {
@@ -179,7 +180,7 @@ class Supervisor {
       if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::cancelled);
     }
     in_child_.clear();
-    unread_.clear();
+    answers_.clear();
   }
 
   void send_status(std::uint64_t chunk_id, ChunkStatus status) {
@@ -241,9 +242,12 @@ class Supervisor {
     if (in_child_.size() >= kPipelinedChunks || queue_.front().size() > kPipelinedBody) {
       return false;
     }
-    std::size_t unread = 0;  // bodies of chunks the child has not started (all but the first)
-    for (std::size_t i = 1; i < in_child_.size(); ++i) unread += in_child_[i].body.size() + 8;
-    return unread + queue_.front().size() + 8 <= kPipelinedBytes;
+    // Frames of the chunks the child has not started (all but the first).
+    std::size_t unread = 0;
+    for (std::size_t i = 1; i < in_child_.size(); ++i) {
+      unread += in_child_[i].body.size() + task_pipe::kFrameOverhead;
+    }
+    return unread + queue_.front().size() + task_pipe::kFrameOverhead <= kPipelinedBytes;
   }
 
   // Runs a chunk in this process (the pool does not isolate tasks).
@@ -289,32 +293,23 @@ class Supervisor {
     auto quiet = Clock::now() - std::max(last_record_, in_child_.front().sent);
     auto wait = quiet < 1ms ? 0us : 200us;
     std::string death;
-    std::size_t before = unread_.size();
-    bool alive = process_.receive(unread_, wait, death);
-    bool progressed = unread_.size() != before;
-    std::size_t used = 0;
+    std::uint64_t before = answers_.received();
+    bool alive = process_.receive(answers_, wait, death);
+    bool progressed = answers_.received() != before;
     while (!in_child_.empty()) {
       InChild& chunk = in_child_.front();
       if (chunk.done == chunk.header.count) {  // its run time follows its last record
-        std::int64_t ran_ns = 0;
-        if (unread_.size() - used < sizeof ran_ns) break;
-        std::memcpy(&ran_ns, unread_.data() + used, sizeof ran_ns);
-        used += sizeof ran_ns;
-        finish_front(ChunkStatus::complete, {}, 0, std::chrono::nanoseconds(ran_ns));
+        auto ran = answers_.next_run_time();
+        if (!ran) break;
+        finish_front(ChunkStatus::complete, {}, 0, *ran);
         continue;
       }
-      if (unread_.size() - used < sizeof(ItemStatus)) break;
-      ItemStatus status;
-      std::memcpy(&status, unread_.data() + used, sizeof status);
-      std::size_t record = sizeof status + status.size;
-      if (unread_.size() - used < record) break;
-      auto first = unread_.begin() + static_cast<std::ptrdiff_t>(used);
-      chunk.result.insert(chunk.result.end(), first, first + static_cast<std::ptrdiff_t>(record));
-      used += record;
+      auto record = answers_.next_record();
+      if (!record) break;
+      chunk.result.insert(chunk.result.end(), record->begin(), record->end());
       last_record_ = Clock::now();
       ++chunk.done;
     }
-    unread_.erase(unread_.begin(), unread_.begin() + static_cast<std::ptrdiff_t>(used));
     if (!alive) {
       child_died("the task process " + death);
       return true;
@@ -364,7 +359,7 @@ class Supervisor {
       if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::not_run);
     }
     in_child_.clear();
-    unread_.clear();
+    answers_.clear();
   }
 
   // Sends the front chunk's result. For a crash or timeout, `failed_item` is the item it died
@@ -396,9 +391,9 @@ class Supervisor {
   mpi::Intercomm master_;
   Channel channel_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  std::deque<Bytes> queue_;       // run bodies received, not yet started
-  std::deque<InChild> in_child_;  // sent to the task process, in its order
-  Bytes unread_;                  // bytes from the task process not yet split into records
+  std::deque<Bytes> queue_;          // run bodies received, not yet started
+  std::deque<InChild> in_child_;     // sent to the task process, in its order
+  task_pipe::AnswerReader answers_;  // from the task process, split into records
   Batch results_{MessageKind::result};
   Clock::time_point first_batched_;
   // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.

@@ -1,5 +1,6 @@
 #include "fiberrun/mpirun_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -70,10 +71,19 @@ CommandLine split_at_program(std::span<char* const> arguments,
       separated = true;
       break;
     }
-    if (!table) {
-      throw UsageError(
-          "fiberrun: cannot read mpirun's options (mpirun --help all); put -- before the "
-          "program");
+    if (!table) {  // the options are every word up to the separator
+      auto separator = std::find(arguments.begin() + static_cast<std::ptrdiff_t>(i),
+                                 arguments.end(), kSeparator);
+      if (separator == arguments.end()) {
+        throw UsageError(
+            "fiberrun: cannot read mpirun's options (mpirun --help all); put -- before the "
+            "program");
+      }
+      command_line.mpirun_options.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) - 1,
+                                         separator);
+      i = static_cast<std::size_t>(separator - arguments.begin()) + 1;
+      separated = true;
+      break;
     }
     command_line.mpirun_options.push_back(option);
     auto known = table->find(name_of(option));

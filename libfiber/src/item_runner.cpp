@@ -1,4 +1,4 @@
-#include "chunk.hpp"
+#include "item_runner.hpp"
 
 #include <cxxabi.h>
 
