@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "fiber/export.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber::detail {
@@ -38,7 +39,7 @@ class ProgressDriver {
   ~ProgressDriver() = default;
 };
 
-class Job {
+class FIBER_EXPORT Job {
  public:
   // `arguments` holds every item's encoding back to back; item i is
   // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic; `timeout` 0 means the
