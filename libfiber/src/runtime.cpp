@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "launch_defaults.hpp"
+#include "log.hpp"
 #include "mpi/error.hpp"
 #include "run_identity.hpp"
 #include "runtime_state.hpp"
@@ -53,7 +53,7 @@ Runtime::Runtime(int argc, char** argv) {
   // The dispatcher thread makes every MPI call between these two, never at the same time as the
   // main thread: MPI_THREAD_SERIALIZED is enough.
   if (int rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS) {
-    std::fprintf(stderr, "fiber: MPI could not start: %s\n", mpi::error_text(rc).c_str());
+    log::error("MPI could not start: {}", mpi::error_text(rc));
     std::exit(1);
   }
   // Errors come back as codes from here on (checked below), not as MPI's abort of the job.
@@ -61,10 +61,14 @@ Runtime::Runtime(int argc, char** argv) {
   mpi::check(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm parent = MPI_COMM_NULL;
   mpi::check(MPI_Comm_get_parent(&parent), "MPI_Comm_get_parent");
-  if (parent != MPI_COMM_NULL) detail::serve_as_worker(parent);  // does not return
+  if (parent != MPI_COMM_NULL) {
+    log::debug("worker process {} on {} serves its master", detail::this_process().pid,
+               detail::this_process().host);
+    detail::serve_as_worker(parent);  // does not return
+  }
 
   if (provided < MPI_THREAD_SERIALIZED) {
-    std::fprintf(stderr, "fiber: this MPI library does not support MPI_THREAD_SERIALIZED\n");
+    log::error("this MPI library does not support MPI_THREAD_SERIALIZED");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   int world_size = 1, world_rank = 0;
@@ -72,14 +76,14 @@ Runtime::Runtime(int argc, char** argv) {
   mpi::check(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
   if (world_size > 1) {
     if (world_rank == 0) {
-      std::fprintf(stderr,
-                   "fiber: started as %d processes; start one (mpirun -n 1, or fiberrun): it "
-                   "spawns its workers\n",
-                   world_size);
+      log::error(
+          "started as {} processes; start one (mpirun -n 1, or fiberrun): it spawns its workers",
+          world_size);
     }
     MPI_Finalize();
     std::exit(2);
   }
+  log::report_rejected_level();
   // The master's host and pid, read before the dispatcher starts, name the run.
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
@@ -87,6 +91,8 @@ Runtime::Runtime(int argc, char** argv) {
   std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
   live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
                                         slots_for_workers()};
+  log::debug("master process {} on {} started; {} slots for workers", detail::this_process().pid,
+             detail::this_process().host, live_state->default_pool_size);
 }
 
 Runtime::~Runtime() {
@@ -95,6 +101,7 @@ Runtime::~Runtime() {
   delete live_state;
   live_state = nullptr;
   MPI_Finalize();
+  log::debug("master process {} ended its runtime", detail::this_process().pid);
 }
 
 int Runtime::worker_count() const { return live_state->dispatcher->worker_count(); }

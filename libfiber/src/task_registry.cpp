@@ -1,7 +1,6 @@
 #include <dlfcn.h>
 
 #include <fmt/format.h>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -9,6 +8,7 @@
 #include <unordered_map>
 
 #include "fiber/task.hpp"
+#include "log.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -32,8 +32,7 @@ TaskRegistrar::TaskRegistrar(std::string_view name, const void* function, Invoke
   std::lock_guard lock(tasks.mutex);
   auto [it, inserted] = tasks.by_name.emplace(std::string(name), invoker);
   if (!inserted && it->second != invoker) {
-    std::fprintf(stderr, "fiber: two different tasks are registered as '%.*s'; rename one\n",
-                 static_cast<int>(name.size()), name.data());
+    log::error("two different tasks are registered as '{}'; rename one", name);
     std::abort();
   }
   tasks.by_address.emplace(function, std::string(name));

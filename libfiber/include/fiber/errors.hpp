@@ -5,9 +5,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "fiber/export.hpp"
+
 namespace fiber {
 
-class Error : public std::runtime_error {
+class FIBER_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -21,7 +23,7 @@ struct WorkerInfo {
 
 // A task threw. `type()` is the exception's type name as the worker saw it (e.g.
 // "std::invalid_argument"), `message()` its what(); `worker()` says where it ran.
-class TaskError : public Error {
+class FIBER_EXPORT TaskError : public Error {
  public:
   TaskError(std::string task, std::string type, std::string message, WorkerInfo worker);
 
@@ -38,20 +40,20 @@ class TaskError : public Error {
 };
 
 // A task crashed its worker more often than the pool allows.
-class WorkerLost : public Error {
+class FIBER_EXPORT WorkerLost : public Error {
  public:
   using Error::Error;
 };
 
 // A wait with a timeout ran out (AsyncResult::get(timeout)), or a task passed its deadline.
-class TimeoutError : public Error {
+class FIBER_EXPORT TimeoutError : public Error {
  public:
   using Error::Error;
 };
 
 // The pool was closed or terminated and cannot take this call, or terminated while the task was
 // still pending.
-class PoolClosed : public Error {
+class FIBER_EXPORT PoolClosed : public Error {
  public:
   using Error::Error;
 };
@@ -59,13 +61,13 @@ class PoolClosed : public Error {
 // Bytes did not decode as the types expected of them: a task's result read as another type than
 // the task returns (a fiber::Task<Signature> handle with the wrong result type), or arguments
 // that are not what the task takes.
-class TypeMismatch : public Error {
+class FIBER_EXPORT TypeMismatch : public Error {
  public:
   using Error::Error;
 };
 
 // Workers could not be started (e.g. more than the allocation allows without oversubscription).
-class SpawnError : public Error {
+class FIBER_EXPORT SpawnError : public Error {
  public:
   using Error::Error;
 };

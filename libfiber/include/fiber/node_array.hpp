@@ -22,13 +22,15 @@
 #include <string>
 #include <type_traits>
 
+#include "fiber/export.hpp"
+
 namespace fiber {
 
 namespace detail {
 
 // A mapped, filled shared segment of `bytes` bytes (the part of NodeArray that is not a
 // template). `fill` runs in the process that creates it.
-class SharedSegment {
+class FIBER_EXPORT SharedSegment {
  public:
   static std::shared_ptr<SharedSegment> open(const std::string& name, std::size_t bytes,
                                              const std::function<void(void*)>& fill);

@@ -27,6 +27,7 @@
 #include "fiber/async_result.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/errors.hpp"
+#include "fiber/export.hpp"
 #include "fiber/result_stream.hpp"
 #include "fiber/task.hpp"
 
@@ -102,7 +103,7 @@ std::pair<Bytes, std::vector<std::uint64_t>> encode_items(const Range& items,
 
 }  // namespace detail
 
-class Pool {
+class FIBER_EXPORT Pool {
  public:
   explicit Pool(PoolOptions options = {});
   explicit Pool(int processes) : Pool(PoolOptions{.processes = processes}) {}

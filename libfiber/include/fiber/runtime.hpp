@@ -16,10 +16,11 @@
 #pragma once
 
 #include "fiber/errors.hpp"
+#include "fiber/export.hpp"
 
 namespace fiber {
 
-class Runtime {
+class FIBER_EXPORT Runtime {
  public:
   Runtime(int argc, char** argv);
   ~Runtime();
@@ -33,6 +34,6 @@ class Runtime {
 };
 
 // In a task: where it runs. In the master: id -1 and the master's host and pid.
-const WorkerInfo& this_worker();
+FIBER_EXPORT const WorkerInfo& this_worker();
 
 }  // namespace fiber

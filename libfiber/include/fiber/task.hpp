@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "fiber/export.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber {
@@ -66,13 +67,13 @@ void invoke_task(std::span<const char> arguments, Bytes& result) {
 
 // Registers at static-initialization time; a second task with the same name stops the program
 // with a message naming it.
-struct TaskRegistrar {
+struct FIBER_EXPORT TaskRegistrar {
   TaskRegistrar(std::string_view name, const void* function, Invoker invoker);
 };
 
 const Invoker* find_invoker(std::string_view name);
 // The registered name of a function, or throws std::invalid_argument naming the function.
-const std::string& task_name_of(const void* function);
+FIBER_EXPORT const std::string& task_name_of(const void* function);
 
 template <class Function>
 const void* address_of(Function function) {

@@ -5,9 +5,9 @@
 
 #include <mpi.h>
 
-#include <cstdio>
 #include <utility>
 
+#include "log.hpp"
 #include "mpi/error.hpp"
 
 namespace fiber::mpi {
@@ -40,7 +40,7 @@ class Intercomm {
     if (comm_ == MPI_COMM_NULL) return;
     int rc = MPI_Comm_disconnect(&comm_);
     if (rc != MPI_SUCCESS) {
-      std::fprintf(stderr, "fiber: MPI_Comm_disconnect failed: %s\n", error_text(rc).c_str());
+      log::warn("MPI_Comm_disconnect failed: {}", error_text(rc));
     }
     comm_ = MPI_COMM_NULL;
   }

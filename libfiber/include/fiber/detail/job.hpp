@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fiber/export.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber::detail {
@@ -20,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 class JobState;
 
-class Job {
+class FIBER_EXPORT Job {
  public:
   // `arguments` holds every item's encoding back to back; item i is
   // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic; `timeout` 0 means the

@@ -1,0 +1,169 @@
+// The private layer's hot paths, one at a time, without MPI processes: what the dispatcher, a
+// worker and a task process do per chunk and per item. Run with --benchmark_filter=NAME to pick
+// one; benchmarks/README says more.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "chunk.hpp"
+#include "fiber/detail/job.hpp"
+#include "fiber/serialization.hpp"
+#include "fiber/task.hpp"
+#include "protocol.hpp"
+
+namespace {
+
+// A small entry, as the many small chunks (or their results) that share one message.
+constexpr std::size_t kSmallEntryBytes = 48;
+// Items per chunk in the chunk benchmarks: a typical automatic chunk of short tasks.
+constexpr std::size_t kChunkItems = 64;
+// A typical ES argument: a seed, an episode length and a parameter vector.
+constexpr std::size_t kParameterCount = 1024;
+constexpr int kEpisodeSteps = 1000;
+
+std::int64_t add_one(std::int64_t value) { return value + 1; }
+FIBER_TASK(add_one);
+
+// Fills Batches with small entries until each is full, as a master batching chunks for a worker.
+void BM_BatchAdd(benchmark::State& state) {
+  std::vector<char> entry(kSmallEntryBytes, 'x');
+  std::uint64_t prefix = 7;
+  std::int64_t entries = 0;
+  for (auto _ : state) {
+    fiber::detail::Batch batch(fiber::detail::MessageKind::run);
+    while (!batch.full()) {
+      batch.add({std::span(reinterpret_cast<const char*>(&prefix), sizeof prefix), entry});
+      ++entries;
+    }
+    benchmark::DoNotOptimize(batch);
+  }
+  state.SetItemsProcessed(entries);
+}
+BENCHMARK(BM_BatchAdd);
+
+// Walks a list body of small entries (the format Batch writes), as a receiver splits a batch.
+void BM_ForEachEntry(benchmark::State& state) {
+  fiber::Bytes list;
+  std::vector<char> entry(kSmallEntryBytes, 'x');
+  while (list.size() < fiber::detail::kBatchBytes) {
+    fiber::detail::append_raw(list, std::uint64_t{entry.size()});
+    list.insert(list.end(), entry.begin(), entry.end());
+  }
+  std::int64_t entries = 0;
+  for (auto _ : state) {
+    std::size_t bytes = 0;
+    fiber::detail::for_each_entry(list, [&](std::span<const char> one) {
+      bytes += one.size();
+      ++entries;
+    });
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.SetItemsProcessed(entries);
+}
+BENCHMARK(BM_ForEachEntry);
+
+// Reads a result header, its item statuses and an error's two strings, as the master decodes a
+// result message.
+void BM_BodyReader(benchmark::State& state) {
+  using namespace fiber::detail;
+  fiber::Bytes body;
+  append_raw(body, ResultHeader{1, kChunkItems, ChunkStatus::complete, 0, 0, 0});
+  for (std::size_t i = 0; i < kChunkItems; ++i) append_raw(body, ItemStatus{8, 1});
+  append_string(body, "std::invalid_argument");
+  append_string(body, "a task's error message, of a typical length");
+  for (auto _ : state) {
+    BodyReader reader(body);
+    auto header = reader.raw<ResultHeader>();
+    std::uint64_t sizes = 0;
+    for (std::uint32_t i = 0; i < header.count; ++i) sizes += reader.raw<ItemStatus>().size;
+    std::string type = reader.string();
+    std::string message = reader.string();
+    benchmark::DoNotOptimize(sizes);
+    benchmark::DoNotOptimize(type);
+    benchmark::DoNotOptimize(message);
+  }
+  state.SetItemsProcessed(state.iterations() * kChunkItems);
+}
+BENCHMARK(BM_BodyReader);
+
+// Stores one chunk of results into a fresh Job and waits for it on this thread, as an
+// apply_async or a small map whose results arrive in one message.
+void BM_JobStoreAndWait(benchmark::State& state) {
+  using fiber::detail::Job;
+  auto payload = std::make_shared<const fiber::Bytes>(kChunkItems * sizeof(std::int64_t));
+  std::vector<std::uint64_t> offsets(kChunkItems + 1);
+  for (std::size_t i = 0; i <= kChunkItems; ++i) offsets[i] = i * sizeof(std::int64_t);
+  fiber::Bytes arguments(payload->size());
+  for (auto _ : state) {
+    Job job("add_one", arguments, offsets, kChunkItems);
+    std::vector<Job::ItemResult> results(kChunkItems);
+    for (std::size_t i = 0; i < kChunkItems; ++i) {
+      results[i] = {true, i * sizeof(std::int64_t), sizeof(std::int64_t), nullptr};
+    }
+    job.store(0, results, payload);
+    benchmark::DoNotOptimize(job.wait_all(std::nullopt));
+  }
+  state.SetItemsProcessed(state.iterations() * kChunkItems);
+}
+BENCHMARK(BM_JobStoreAndWait);
+
+// Runs every item of a chunk of a trivial registered task, as a worker or its task process does.
+void BM_ItemRunner(benchmark::State& state) {
+  using namespace fiber::detail;
+  const std::string_view task = "add_one";
+  fiber::Bytes body;
+  append_raw(body, RunHeader{1, static_cast<std::uint32_t>(task.size()),
+                             static_cast<std::uint32_t>(kChunkItems), 0, 0});
+  body.insert(body.end(), task.begin(), task.end());
+  for (std::size_t i = 0; i <= kChunkItems; ++i) {
+    append_raw(body, std::uint64_t{i * sizeof(std::int64_t)});
+  }
+  for (std::size_t i = 0; i < kChunkItems; ++i) fiber::encode_into(body, std::int64_t(i));
+  RunBody run(body);
+  ItemRunner runner;
+  fiber::Bytes records;
+  for (auto _ : state) {
+    records.clear();
+    for (std::uint32_t i = 0; i < run.count(); ++i) runner.run(run, i, records);
+    benchmark::DoNotOptimize(records.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kChunkItems);
+}
+BENCHMARK(BM_ItemRunner);
+
+// Encodes and decodes a call's arguments of numbers only (copied as raw bytes).
+void BM_EncodeDecodeRaw(benchmark::State& state) {
+  fiber::Bytes bytes;
+  for (auto _ : state) {
+    bytes.clear();
+    fiber::encode_into(bytes, std::uint64_t{42}, kEpisodeSteps);
+    auto [seed, steps] = fiber::decode_tuple<std::uint64_t, int>(bytes);
+    benchmark::DoNotOptimize(seed);
+    benchmark::DoNotOptimize(steps);
+  }
+}
+BENCHMARK(BM_EncodeDecodeRaw);
+
+// Encodes and decodes a typical ES argument through a Boost.Serialization archive.
+void BM_EncodeDecodeArchive(benchmark::State& state) {
+  std::vector<float> parameters(kParameterCount, 0.5f);
+  fiber::Bytes bytes;
+  for (auto _ : state) {
+    bytes.clear();
+    fiber::encode_into(bytes, std::uint64_t{42}, kEpisodeSteps, parameters);
+    auto decoded = fiber::decode_tuple<std::uint64_t, int, std::vector<float>>(bytes);
+    benchmark::DoNotOptimize(std::get<2>(decoded).data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
+}
+BENCHMARK(BM_EncodeDecodeArchive);
+
+}  // namespace
+
+BENCHMARK_MAIN();
