@@ -11,10 +11,11 @@
 #include <tuple>
 #include <vector>
 
-#include "chunk.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/serialization.hpp"
 #include "fiber/task.hpp"
+#include "item_runner.hpp"
+#include "job_state.hpp"
 #include "protocol.hpp"
 
 namespace {
@@ -92,21 +93,22 @@ void BM_BodyReader(benchmark::State& state) {
 }
 BENCHMARK(BM_BodyReader);
 
-// Stores one chunk of results into a fresh Job and waits for it on this thread, as an
-// apply_async or a small map whose results arrive in one message.
+// Stores one chunk of results into a fresh Job (its runtime side, JobState) and waits for it on
+// this thread, as an apply_async or a small map whose results arrive in one message.
 void BM_JobStoreAndWait(benchmark::State& state) {
   using fiber::detail::Job;
+  using fiber::detail::JobState;
   auto payload = std::make_shared<const fiber::Bytes>(kChunkItems * sizeof(std::int64_t));
   std::vector<std::uint64_t> offsets(kChunkItems + 1);
   for (std::size_t i = 0; i <= kChunkItems; ++i) offsets[i] = i * sizeof(std::int64_t);
   fiber::Bytes arguments(payload->size());
   for (auto _ : state) {
     Job job("add_one", arguments, offsets, kChunkItems);
-    std::vector<Job::ItemResult> results(kChunkItems);
+    std::vector<JobState::ItemResult> results(kChunkItems);
     for (std::size_t i = 0; i < kChunkItems; ++i) {
       results[i] = {true, i * sizeof(std::int64_t), sizeof(std::int64_t), nullptr};
     }
-    job.store(0, results, payload);
+    job.state().store(0, results, payload);
     benchmark::DoNotOptimize(job.wait_all(std::nullopt));
   }
   state.SetItemsProcessed(state.iterations() * kChunkItems);

@@ -3,8 +3,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "backoff.hpp"
 #include "item_runner.hpp"
+#include "log.hpp"
 #include "mpi/error.hpp"
 #include "mpi/intercomm.hpp"
+#include "mpi/request.hpp"
 #include "protocol.hpp"
 #include "run_identity.hpp"
 #include "task_pipe.hpp"
@@ -68,7 +68,7 @@ class Supervisor {
     append_raw(hello, static_cast<std::int64_t>(getpid()));
     append_string(hello, this_process().host);
     channel_.send(MessageKind::hello, {hello});
-    channel_.post_receive(&request_);
+    channel_.post_receive(request_.get());
     while (!stopping_) {
       if (channel_.failure()) return lost_master();
       bool active = take_messages();
@@ -94,8 +94,8 @@ class Supervisor {
   // The connection to the master broke (it died, or its node did): nobody is left to work for.
   // The task process goes too; the connection is not disconnected (that would wait forever).
   [[noreturn]] void lost_master() {
-    std::fprintf(stderr, "fiber: worker %d on %s lost its master (%s); it exits\n",
-                 this_process().id, this_process().host.c_str(), channel_.failure()->c_str());
+    log::error("worker {} on {} lost its master ({}); it exits", this_process().id,
+               this_process().host, *channel_.failure());
     process_.stop();
     std::_Exit(1);
   }
@@ -125,15 +125,15 @@ class Supervisor {
     for (;;) {
       int arrived = 0;
       MPI_Status status;
-      if (request_ == MPI_REQUEST_NULL) return any;  // the channel failed
-      int rc = MPI_Test(&request_, &arrived, &status);
+      if (!request_.active()) return any;  // the channel failed
+      int rc = MPI_Test(request_.get(), &arrived, &status);
       if (rc != MPI_SUCCESS) {
         channel_.fail("a receive from the master failed: " + mpi::error_text(rc));
         return any;
       }
       if (!arrived) return any;
       any = true;
-      auto message = channel_.on_received(status, &request_);
+      auto message = channel_.on_received(status, request_.get());
       if (!message) continue;
       switch (message->kind) {
         case MessageKind::shutdown:
@@ -161,7 +161,7 @@ class Supervisor {
         default:
           break;
       }
-      channel_.post_receive(&request_);
+      channel_.post_receive(request_.get());
       // A run starts before the next test: a test that finds nothing gives the core away
       // (yield_when_idle), which on a busy node delayed the start by ~15 us.
       if (message->kind == MessageKind::run) return true;
@@ -390,7 +390,7 @@ class Supervisor {
 
   mpi::Intercomm master_;
   Channel channel_;
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  mpi::Request request_;             // the receive from the master
   std::deque<Bytes> queue_;          // run bodies received, not yet started
   std::deque<InChild> in_child_;     // sent to the task process, in its order
   task_pipe::AnswerReader answers_;  // from the task process, split into records

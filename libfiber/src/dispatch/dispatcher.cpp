@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #include "backoff.hpp"
 #include "dispatch/result_reader.hpp"
 #include "fiber/errors.hpp"
+#include "log.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -221,7 +221,7 @@ bool Dispatcher::lose_failed_workers() {
     Worker& worker = workers_[id];
     std::string why = fmt::format("{}: {}", where(worker.info), *worker.channel.failure());
     if (worker.dead) {  // already given up for silence: nothing more to re-send
-      std::fprintf(stderr, "fiber: %s\n", why.c_str());
+      log::warn("{}", why);
       continue;
     }
     declare_dead(id, why);
@@ -243,7 +243,7 @@ void Dispatcher::declare_dead(int id, const std::string& why) {
     pool->target = target;
     sizing_.replace_lost(pool, now_);
   }
-  std::fprintf(stderr, "fiber: %s; its tasks go to other workers\n", why.c_str());
+  log::warn("{}; its tasks go to other workers", why);
 }
 
 // --- failure and the end ---
@@ -256,8 +256,7 @@ void Dispatcher::fail(const std::exception_ptr& cause) {
     what = error.what();
   } catch (...) {
   }
-  std::fprintf(stderr, "fiber: the runtime broke down and fails all pending work: %s\n",
-               what.c_str());
+  log::error("the runtime broke down and fails all pending work: {}", what);
   broken_ = std::make_exception_ptr(
       Error("fiber: the runtime broke down and takes no more work (" + what + ")"));
   Scheduler::fail_queued(pools_, broken_);
@@ -275,7 +274,7 @@ void Dispatcher::finish() {
     stop_workers();
     workers_.shut_down();
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "fiber: workers could not be shut down cleanly: %s\n", error.what());
+    log::error("workers could not be shut down cleanly: {}", error.what());
     workers_.forget();
   }
 }

@@ -1,9 +1,9 @@
 #include "dispatch/pool_sizing.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "fiber/errors.hpp"
+#include "log.hpp"
 
 namespace fiber::detail {
 
@@ -46,7 +46,7 @@ void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::ti
   try {
     add_worker(pool, now);
   } catch (const Error& error) {
-    std::fprintf(stderr, "fiber: could not replace a lost worker: %s\n", error.what());
+    log::warn("could not replace a lost worker: {}", error.what());
   }
 }
 
@@ -65,8 +65,7 @@ void PoolSizing::autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools
       } catch (const SpawnError& error) {
         pool->autoscale_ceiling = static_cast<int>(pool->workers.size());
         pool->target = pool->autoscale_ceiling;
-        std::fprintf(stderr, "fiber: autoscaling stops at %d workers: %s\n",
-                     pool->autoscale_ceiling, error.what());
+        log::warn("autoscaling stops at {} workers: {}", pool->autoscale_ceiling, error.what());
       }
       continue;
     }

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "fiber/errors.hpp"
+#include "log.hpp"
 #include "mpi/error.hpp"
 
 namespace fiber::detail {
@@ -190,10 +190,10 @@ std::vector<std::pair<int, std::string>> WorkerSet::newly_silent(Clock::time_poi
                                                           where(worker.info), seconds(silence)));
     worker.dead = true;  // (lose() finishes the job; it is not looked at twice meanwhile)
     if (silence_.on_loss(now, allowed)) {
-      fmt::print(stderr,
-                 "fiber: workers keep falling silent (an overloaded node?); a worker is now "
-                 "taken for lost after {:.0f} s of silence\n",
-                 seconds(worker_timeout * silence_.scale()));
+      log::warn(
+          "workers keep falling silent (an overloaded node?); a worker is now "
+          "taken for lost after {:.0f} s of silence",
+          seconds(worker_timeout * silence_.scale()));
     }
   }
   return silent;
@@ -214,8 +214,7 @@ void WorkerSet::revive(int id) {
   worker.dead = false;
   worker.stale_chunks_below = next_chunk_id_;
   worker.channel.send(MessageKind::drop);  // its chunks were re-sent to others
-  fmt::print(stderr, "fiber: {} answered again after being taken for lost; it waits parked\n",
-             where(worker.info));
+  log::warn("{} answered again after being taken for lost; it waits parked", where(worker.info));
   park_if_drained(id);
 }
 
