@@ -142,6 +142,8 @@ class Batch {
   // Appends one entry made of `parts` back to back.
   void add(std::initializer_list<std::span<const char>> parts);
   bool full() const { return bytes_.size() >= kBatchBytes; }
+  // The list body as it would be sent.
+  std::span<const char> bytes() const { return bytes_; }
   void send(class Channel& channel);
 
  private:

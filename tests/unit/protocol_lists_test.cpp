@@ -1,5 +1,6 @@
 // The protocol's list bodies and readers (protocol.hpp): entries round trip through
-// for_each_entry, a Batch is full at kBatchBytes, and cut-short bytes throw ProtocolError.
+// for_each_entry, a Batch keeps its entries in order and is full at kBatchBytes, and cut-short
+// bytes throw ProtocolError.
 #include "protocol.hpp"
 
 #include <gtest/gtest.h>
@@ -82,6 +83,19 @@ TEST(ProtocolLists, ABatchIsFullOnceItHoldsBatchBytes) {
   EXPECT_FALSE(grown.full());
   grown.add({});  // an empty entry: its size alone
   EXPECT_TRUE(grown.full());
+}
+
+TEST(ProtocolLists, ABatchsEntriesComeBackInOrderEachItsPartsJoined) {
+  Batch batch(MessageKind::run);
+  std::string header = "hd", body = "payload", lone = "x";
+  batch.add({std::span<const char>(header), std::span<const char>(body)});
+  batch.add({std::span<const char>(lone)});
+  batch.add({});
+  std::vector<std::string> entries;
+  for_each_entry(batch.bytes(), [&](std::span<const char> entry) {
+    entries.emplace_back(entry.begin(), entry.end());
+  });
+  EXPECT_EQ(entries, (std::vector<std::string>{"hdpayload", "x", ""}));
 }
 
 TEST(BodyReader, ReadsValuesAndStringsInOrder) {
