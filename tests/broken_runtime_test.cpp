@@ -1,7 +1,7 @@
 // A runtime whose dispatcher fails (a bug, MPI broken as a whole) is broken, as mpi4py.futures'
 // executor: every pending result fails with a fiber::Error naming the cause, later calls throw the
 // same, and the program can still save its work and exit. CTest runs it with the failpoint
-// FIBER_FAILPOINT_BREAK_AFTER_RESULTS set (dispatcher.hpp), so the dispatcher fails mid-map.
+// FIBER_FAILPOINT_BREAK_AFTER_RESULTS set (dispatch/dispatcher.hpp), so the dispatcher fails mid-map.
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
