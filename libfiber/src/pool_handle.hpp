@@ -21,7 +21,7 @@ class PoolHandle {
 
   const PoolOptions options;
 
-  // The dispatcher thread's state.
+  // The dispatcher's state (touched only in its rounds, under the progress lock).
   std::vector<int> workers;                         // ids of the workers this pool holds
   std::deque<std::shared_ptr<ScheduledJob>> queue;  // jobs with items not yet sent
   std::vector<Call> broadcasts;  // the latest broadcast of each task, for new workers

@@ -50,8 +50,8 @@ Runtime::Runtime(int argc, char** argv) {
   if (live_state) throw Error("fiber: a fiber::Runtime already exists in this process");
   detail::apply_launch_defaults();
   int provided = 0;
-  // The dispatcher thread makes every MPI call between these two, never at the same time as the
-  // main thread: MPI_THREAD_SERIALIZED is enough.
+  // Between these two, every MPI call is made in the dispatcher's rounds, one thread at a time
+  // (the progress lock): MPI_THREAD_SERIALIZED is enough.
   if (int rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS) {
     log::error("MPI could not start: {}", mpi::error_text(rc));
     std::exit(1);
