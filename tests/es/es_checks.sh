@@ -210,16 +210,8 @@ PY
   ;;
 data-safety)
   small=(--env Pendulum-v1 --population 8 --eval-episodes 1 --workers 1 --noise-size 100000)
-  # refused STATUS PATTERN ARGS...: exit STATUS, one line on stderr matching PATTERN.
-  refused() {
-    local want="$1" pattern="$2"
-    shift 2
-    local status=0
-    "${es[@]}" "$@" >out.txt 2>err.txt || status=$?
-    [[ $status -eq $want ]] || { cat out.txt err.txt >&2; fail "exit $status, not $want, for: $*"; }
-    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
-    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line for: $*"; }
-  }
+  # refused STATUS PATTERN ARGS...: the program exits STATUS with one line matching PATTERN.
+  refused() { expect_status "$1" "$2" "${es[@]}" "${@:3}"; }
   unchanged() {  # unchanged FILE SHA256: the file is still what it was
     [[ $(sha256sum <"$1") == "$2" ]] || fail "$1 was changed"
   }

@@ -174,15 +174,8 @@ bad-input)
 data-safety)
   cartpole=(--config "$configs/cartpole.toml" --workers 2)
   small=("${cartpole[@]}" --total-timesteps 1024)  # 2 iterations
-  refused() {  # refused STATUS PATTERN ARGS...: exit STATUS, one line on stderr matching PATTERN
-    local want="$1" pattern="$2"
-    shift 2
-    local status=0
-    "${ppo[@]}" "$@" >out.txt 2>err.txt || status=$?
-    [[ $status -eq $want ]] || { cat out.txt err.txt >&2; fail "exit $status, not $want, for: $*"; }
-    grep -q -- "$pattern" err.txt || { cat err.txt >&2; fail "no '$pattern' for: $*"; }
-    [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt >&2; fail "not one line for: $*"; }
-  }
+  # refused STATUS PATTERN ARGS...: the program exits STATUS with one line matching PATTERN.
+  refused() { expect_status "$1" "$2" "${ppo[@]}" "${@:3}"; }
   echo "someone's notes" >notes.txt
   notes=$(sha256sum <notes.txt)
   refused 2 "exists and is not a run log of this program" "${small[@]}" --output notes.txt
