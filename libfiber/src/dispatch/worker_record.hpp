@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -46,6 +47,11 @@ struct Worker {
   // Results of chunks sent before it was taken for lost (re-sent elsewhere) are ignored.
   std::uint64_t stale_chunks_below = 0;
 };
+
+// A duration in seconds, for messages about workers (a silence, a wait for a hello).
+inline double seconds(Clock::duration duration) {
+  return std::chrono::duration<double>(duration).count();
+}
 
 // "worker 3 on node2, pid 1234": which worker a message is about.
 inline std::string where(const WorkerInfo& worker) {

@@ -16,8 +16,6 @@ std::span<const char> bytes_of(const T& value) {
   return {reinterpret_cast<const char*>(&value), sizeof value};
 }
 
-double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
-
 }  // namespace
 
 int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {

@@ -24,8 +24,6 @@ constexpr auto kHelloTimeout = 120s;
 // How the wait for the hello polls.
 constexpr auto kHelloPoll = 1ms;
 
-double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
-
 // Without oversubscription, the slots are checked first: after a spawn that failed for want of
 // slots, Open MPI 4.1's mpirun never exits (docs/platform.md, "Slots and oversubscription"). (A
 // singleton reports a universe of 1; there MPI itself says no.)
