@@ -70,4 +70,22 @@ TEST(MultiNode, WorkersSpreadOverSeveralNodes) {
   }
 }
 
+// Twelve workers over the three nodes: all of them work, on every node (tests/CMakeLists.txt
+// counts the spawn calls it took: at most one per node).
+TEST(MultiNode, TwelveWorkersStartOnEveryNode) {
+  fiber::Pool pool({.processes = 12});
+  std::set<std::string> hosts;
+  std::set<long> pids;
+  for (const auto& worker : pool.workers()) {
+    hosts.insert(worker.host);
+    pids.insert(worker.pid);
+  }
+  EXPECT_EQ(hosts, (std::set<std::string>{"nodeA", "nodeB", "nodeC"}));
+  EXPECT_EQ(pids.size(), 12u);
+  std::vector<int> items(1200);
+  for (int i = 0; i < 1200; ++i) items[i] = i;
+  auto squares = pool.map(fiber_test::square, items);
+  for (int i = 0; i < 1200; ++i) ASSERT_EQ(squares[i], i * i);
+}
+
 }  // namespace

@@ -43,7 +43,8 @@ std::string BodyReader::string() {
   return std::string(text.begin(), text.end());
 }
 
-Channel::Channel(MPI_Comm comm) : comm_(comm), eager_(sizeof(MessageHeader) + kEagerBytes) {}
+Channel::Channel(MPI_Comm comm, int peer)
+    : comm_(comm), peer_(peer), eager_(sizeof(MessageHeader) + kEagerBytes) {}
 
 Channel::~Channel() {
   if (sends_.empty()) return;
@@ -68,11 +69,11 @@ void Channel::post_receive(MPI_Request* request) {
   int rc = MPI_SUCCESS;
   if (large_) {
     std::size_t piece = std::min(kPieceBytes, large_->body_size - large_received_);
-    rc = MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE, 0,
+    rc = MPI_Irecv(large_body_.data() + large_received_, static_cast<int>(piece), MPI_BYTE, peer_,
                    kBodyTag, comm_, request);
   } else {
-    rc = MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, 0, kHeaderTag, comm_,
-                   request);
+    rc = MPI_Irecv(eager_.data(), static_cast<int>(eager_.size()), MPI_BYTE, peer_, kHeaderTag,
+                   comm_, request);
   }
   if (rc != MPI_SUCCESS) {
     *request = MPI_REQUEST_NULL;
@@ -116,7 +117,8 @@ void Channel::start_send(const char* data, std::size_t size, int tag,
                          std::shared_ptr<const void> keep_alive) {
   if (failure_) return;
   PendingSend pending{mpi::Request(), std::move(buffer), std::move(keep_alive)};
-  int rc = MPI_Isend(data, static_cast<int>(size), MPI_BYTE, 0, tag, comm_, pending.request.get());
+  int rc =
+      MPI_Isend(data, static_cast<int>(size), MPI_BYTE, peer_, tag, comm_, pending.request.get());
   if (rc != MPI_SUCCESS) {
     fail("MPI_Isend failed: " + mpi::error_text(rc));
     return;

@@ -43,7 +43,7 @@ enum class MessageKind : std::uint32_t {
   heartbeat,  // worker -> master: alive, while it runs a chunk
   drop,       // master -> worker: answer queued chunks as cancelled (pool terminated)
   park,       // master -> worker: no pool holds you; free what you can and sleep
-  shutdown,   // master -> worker: disconnect and exit
+  shutdown,   // master -> worker: u32 disconnect (0: a sibling was lost, leave without); exit
 };
 
 struct MessageHeader {
@@ -170,10 +170,11 @@ class BodyReader {
   std::size_t position_ = 0;
 };
 
-// One peer over an intercommunicator whose remote group has the peer as rank 0.
+// One peer over an intercommunicator: rank `peer` of its remote group (the master is rank 0 of a
+// worker's; the workers of one spawn are ranks 0.. of the master's).
 class Channel {
  public:
-  explicit Channel(MPI_Comm comm);
+  explicit Channel(MPI_Comm comm, int peer = 0);
   // Sends still in flight (to a peer that was lost: others are waited for first) are let go:
   // their requests freed, their buffers kept to the end of the process, since MPI may still read
   // them.
@@ -218,6 +219,7 @@ class Channel {
                   std::shared_ptr<const void> keep_alive);
 
   MPI_Comm comm_;
+  int peer_;
   std::vector<char> eager_;
   std::optional<MessageHeader> large_;  // header of a large body being received
   Bytes large_body_;

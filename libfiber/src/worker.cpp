@@ -87,7 +87,11 @@ class Supervisor {
     process_.stop();
     unlink_node_arrays();
     channel_.wait_sends();
-    master_.disconnect();
+    if (disconnect_) {
+      master_.disconnect();
+    } else {
+      master_.release();  // a disconnect would wait for the lost sibling forever
+    }
   }
 
  private:
@@ -137,6 +141,9 @@ class Supervisor {
       if (!message) continue;
       switch (message->kind) {
         case MessageKind::shutdown:
+          // Whether the master disconnects this worker's spawn (not if a sibling was lost).
+          disconnect_ = message->body.size() < sizeof(std::uint32_t) ||
+                        BodyReader(message->body).raw<std::uint32_t>() != 0;
           stopping_ = true;
           return true;
         case MessageKind::welcome: {
@@ -405,6 +412,7 @@ class Supervisor {
   Clock::time_point last_record_ = Clock::now();
   bool parked_ = false;
   bool stopping_ = false;
+  bool disconnect_ = true;
 };
 
 }  // namespace

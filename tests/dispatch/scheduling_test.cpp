@@ -34,7 +34,8 @@ class Scheduling : public ::testing::Test {
   int add_parked_worker() {
     MPI_Comm comm = MPI_COMM_NULL;
     EXPECT_EQ(MPI_Comm_dup(MPI_COMM_SELF, &comm), MPI_SUCCESS);
-    return workers.adopt({std::make_unique<Worker>(comm), MPI_REQUEST_NULL});
+    return workers.adopt(
+        {std::make_unique<Worker>(std::make_shared<SpawnGroup>(comm), 0), MPI_REQUEST_NULL});
   }
 
   std::shared_ptr<PoolHandle> pool_of(int size, PoolOptions options = {}) {
@@ -77,7 +78,7 @@ class Scheduling : public ::testing::Test {
   // What was sent is read here, so that every communicator can be disconnected.
   void TearDown() override {
     for (const auto& worker : workers.all()) {
-      MPI_Comm comm = worker->comm.get();
+      MPI_Comm comm = worker->group->comm.get();
       for (;;) {
         int waiting = 0;
         MPI_Status status;

@@ -11,6 +11,7 @@ PoolSizing::Jobs PoolSizing::grow(const std::shared_ptr<PoolHandle>& pool, int c
                                   Clock::time_point now) {
   Jobs initializers;
   pool->target = static_cast<int>(pool->workers.size()) + count;
+  workers_.make_available(count);  // those missing, in one spawn (as many as there are slots)
   while (static_cast<int>(pool->workers.size()) < pool->target) {
     if (auto job = add_worker(pool, now)) initializers.push_back(std::move(job));
   }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "dispatch/scheduled_job.hpp"
 #include "fiber/pool.hpp"
@@ -28,10 +29,19 @@ struct InFlight {
   std::size_t count;
 };
 
-struct Worker {
-  explicit Worker(MPI_Comm intercomm) : comm(intercomm), channel(intercomm) {}
-
+// The workers started by one MPI_Comm_spawn share its intercommunicator (each is a rank of its
+// remote group). It is disconnected as a whole ("A disconnect acts on a whole spawn"), once, at
+// the end, and only if every member is still there to take part.
+struct SpawnGroup {
+  explicit SpawnGroup(MPI_Comm intercomm) : comm(intercomm) {}
   mpi::Intercomm comm;
+};
+
+struct Worker {
+  Worker(std::shared_ptr<SpawnGroup> spawn_group, int rank)
+      : group(std::move(spawn_group)), channel(group->comm.get(), rank) {}
+
+  std::shared_ptr<SpawnGroup> group;
   Channel channel;
   WorkerInfo info;
   std::shared_ptr<PoolHandle> pool;  // none while parked (or lost)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "fiber/errors.hpp"
 #include "log.hpp"
@@ -18,12 +19,21 @@ std::span<const char> bytes_of(const T& value) {
 
 }  // namespace
 
-int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
-  if (parked_.empty()) {
-    int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
-                                                  [](const auto& w) { return !w->dead; }));
-    adopt(spawner_.spawn(static_cast<int>(workers_.size()), live));
+void WorkerSet::make_available(int count) {
+  int missing = count - static_cast<int>(parked_.size());
+  if (missing <= 0) return;
+  int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
+                                                [](const auto& w) { return !w->dead; }));
+  // Without slots for all, as many as fit (then the next join says why no more can start).
+  auto free = WorkerSpawner::free_slots(live);
+  if (free && *free > 0) missing = std::min(missing, *free);
+  for (auto& spawned : spawner_.spawn(static_cast<int>(workers_.size()), missing, live)) {
+    adopt(std::move(spawned));
   }
+}
+
+int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
+  make_available(1);
   int id = parked_.back();
   parked_.pop_back();
   Worker& worker = *workers_[id];
@@ -233,27 +243,43 @@ bool WorkerSet::any_in_flight() const {
 }
 
 void WorkerSet::forget() {
-  for (auto& worker : workers_) worker->comm.release();
+  for (auto& worker : workers_) worker->group->comm.release();
   workers_.clear();
   count_.store(0);
 }
 
 void WorkerSet::shut_down() {
+  // A spawn's intercommunicator is disconnected as a whole, so only if every member can take
+  // part: one lost member (dead, or its connection broken) and the group is released instead, and
+  // its other members are told to leave without disconnecting (docs/platform.md, "Disconnecting
+  // from a dead process hangs").
+  std::set<const SpawnGroup*> incomplete;
+  for (const auto& worker : workers_) {
+    if (worker->dead || worker->channel.failure()) incomplete.insert(worker->group.get());
+  }
   for (std::size_t id = 0; id < workers_.size(); ++id) {
     Worker& worker = *workers_[id];
     // A worker taken for lost is never waited for: its process may be gone.
     mpi::check(receives_.cancel(id, /*wait=*/!worker.dead), "cancelling a receive");
     // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize
     // would wait for it); dead, the message is never waited for.
-    worker.channel.send(MessageKind::shutdown);
+    Bytes shutdown;
+    append_raw(shutdown, static_cast<std::uint32_t>(!incomplete.contains(worker.group.get())));
+    worker.channel.send(MessageKind::shutdown, {shutdown});
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.wait_sends();
-    if (worker->dead || worker->channel.failure()) {
-      worker->comm.release();  // disconnecting from a dead process would hang
-      continue;
+    if (worker->channel.failure()) incomplete.insert(worker->group.get());
+  }
+  std::set<const SpawnGroup*> done;
+  for (auto& worker : workers_) {
+    SpawnGroup& group = *worker->group;
+    if (!done.insert(&group).second) continue;
+    if (incomplete.contains(&group)) {
+      group.comm.release();  // disconnecting from a dead process would hang
+    } else {
+      group.comm.disconnect();
     }
-    worker->comm.disconnect();
   }
   workers_.clear();
   count_.store(0);

@@ -31,6 +31,9 @@ class WorkerSet {
   int count() const { return count_.load(); }
   int parked_count() const { return parked_count_.load(); }
 
+  // Makes `count` workers parked, spawning those missing with one spawn, or as many as the slots
+  // take (fiber::SpawnError if none can start).
+  void make_available(int count);
   // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
   int join(const std::shared_ptr<PoolHandle>& pool);
   // Takes a started worker (the spawner's) into the set, parked; its id.

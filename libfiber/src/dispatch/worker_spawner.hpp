@@ -1,12 +1,14 @@
 // How the master obtains workers, kept apart from what it does with them (mpi4py.futures keeps
 // its process management apart from the scheduling loop the same way): MPI_Comm_spawn of this
-// program, one process per call so that each can be handled alone (docs/platform.md, "A
-// disconnect acts on a whole spawn"), and the hello/welcome handshake that makes it a worker.
+// program, several workers in one call (docs/platform.md, "A batch from one spawn survives the
+// loss of one member": each stays a worker of its own, parked, replaced and accounted alone), and
+// the hello/welcome handshake that makes each a worker.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +25,13 @@ class WorkerSpawner {
     std::unique_ptr<Worker> worker;
     MPI_Request receive;  // its first receive, posted: the caller owns it from now on
   };
-  // Starts worker `id` while `live` processes of the job run (the master included) and waits for
-  // its hello; fiber::SpawnError if it cannot be started or does not answer.
-  Spawned spawn(int id, int live);
+  // Starts workers `first_id` .. `first_id + count - 1` with one MPI_Comm_spawn while `live`
+  // processes of the job run (the master included) and waits for their hellos; fiber::SpawnError
+  // if they cannot be started or one does not answer.
+  std::vector<Spawned> spawn(int first_id, int count, int live);
+  // How many more workers the job's slots take while `live` processes run; nothing if there is
+  // no limit (oversubscription allowed, or a singleton, where MPI itself says no).
+  static std::optional<int> free_slots(int live);
 
  private:
   const std::vector<std::string> worker_argv_;
