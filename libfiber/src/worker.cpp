@@ -87,11 +87,15 @@ class Supervisor {
     process_.stop();
     unlink_node_arrays();
     channel_.wait_sends();
-    if (disconnect_) {
-      master_.disconnect();
-    } else {
-      master_.release();  // a disconnect would wait for the lost sibling forever
+    if (!disconnect_) {
+      // A sibling of this spawn was lost: a disconnect would wait for it forever, and
+      // MPI_Finalize would try to flush the connection to it (UCX prints errors); nothing follows
+      // the runtime's end, so this worker leaves at once (docs/platform.md, "A batch from one
+      // spawn survives the loss of one member").
+      master_.release();
+      std::_Exit(0);
     }
+    master_.disconnect();
   }
 
  private:
