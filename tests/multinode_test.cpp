@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/broadcast_tasks.hpp"
 #include "support/tasks.hpp"
 
 namespace {
@@ -86,6 +89,27 @@ TEST(MultiNode, TwelveWorkersStartOnEveryNode) {
   for (int i = 0; i < 1200; ++i) items[i] = i;
   auto squares = pool.map(fiber_test::square, items);
   for (int i = 0; i < 1200; ++i) ASSERT_EQ(squares[i], i * i);
+}
+
+// A large broadcast crosses the network once per node: one worker of each node relays it to the
+// others there (tests/multinode/broadcast.sh counts the relays in the runtime's log). It reaches
+// every worker, one that joins later, and those of a node whose relay was killed before it could
+// forward it.
+TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
+  using namespace fiber_test;
+  fiber::Pool pool({.processes = 6, .worker_timeout = std::chrono::seconds(1)});
+  pool.broadcast(set_parameters, 1, parameters_of(1));
+  EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 1));
+  auto workers = pool.workers();
+  auto relay_b = std::find_if(workers.begin(), workers.end(),
+                              [](const fiber::WorkerInfo& w) { return w.host == "nodeB"; });
+  ASSERT_NE(relay_b, workers.end());
+  ASSERT_EQ(kill(static_cast<pid_t>(relay_b->pid), SIGKILL), 0);
+  pool.broadcast(set_parameters, 2, parameters_of(2));
+  wait_for_losses(pool, 1);
+  EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
+  pool.resize(7);
+  EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
 }
 
 }  // namespace

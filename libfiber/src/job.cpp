@@ -6,6 +6,12 @@ namespace fiber::detail {
 
 JobState::JobState(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
                    std::size_t chunksize, std::chrono::milliseconds timeout)
+    : JobState(std::move(task), std::make_shared<const Bytes>(std::move(arguments)),
+               std::move(offsets), chunksize, timeout) {}
+
+JobState::JobState(std::string task, std::shared_ptr<const Bytes> arguments,
+                   std::vector<std::uint64_t> offsets, std::size_t chunksize,
+                   std::chrono::milliseconds timeout)
     : task_(std::move(task)),
       arguments_(std::move(arguments)),
       offsets_(std::move(offsets)),
@@ -14,7 +20,7 @@ JobState::JobState(std::string task, Bytes arguments, std::vector<std::uint64_t>
       outcomes_(offsets_.size() - 1) {}
 
 std::span<const char> JobState::arguments(std::size_t first, std::size_t count) const {
-  return std::span<const char>(arguments_)
+  return std::span<const char>(*arguments_)
       .subspan(offsets_[first], offsets_[first + count] - offsets_[first]);
 }
 
@@ -56,6 +62,8 @@ Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
          std::size_t chunksize, std::chrono::milliseconds timeout)
     : state_(std::make_unique<JobState>(std::move(task), std::move(arguments), std::move(offsets),
                                         chunksize, timeout)) {}
+
+Job::Job(std::unique_ptr<JobState> state) : state_(std::move(state)) {}
 
 Job::~Job() = default;
 

@@ -28,6 +28,10 @@ class JobState {
   // pool's.
   JobState(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
            std::size_t chunksize, std::chrono::milliseconds timeout = {});
+  // The same, with arguments shared with other jobs (a broadcast's, one job per worker).
+  JobState(std::string task, std::shared_ptr<const Bytes> arguments,
+           std::vector<std::uint64_t> offsets, std::size_t chunksize,
+           std::chrono::milliseconds timeout = {});
 
   const std::string& task() const noexcept { return task_; }
   std::size_t size() const noexcept { return offsets_.size() - 1; }
@@ -66,7 +70,7 @@ class JobState {
                   const auto& ready);
 
   const std::string task_;
-  const Bytes arguments_;
+  const std::shared_ptr<const Bytes> arguments_;
   const std::vector<std::uint64_t> offsets_;
   const std::size_t chunksize_;
   const std::chrono::milliseconds timeout_;

@@ -95,7 +95,7 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
 
 void Pool::broadcast_call(const Call& call) {
   if (state_ != State::running) throw PoolClosed("fiber: broadcast() on a closed pool");
-  detail::wait_for(detail::runtime_state().dispatcher->broadcast(handle_, call));
+  detail::runtime_state().dispatcher->broadcast(handle_, call);
 }
 
 void Pool::resize(int processes) {

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "fiber/detail/job.hpp"
@@ -24,9 +26,21 @@ class PoolHandle {
   // The dispatcher's state (touched only in its rounds, under the progress lock).
   std::vector<int> workers;                         // ids of the workers this pool holds
   std::deque<std::shared_ptr<ScheduledJob>> queue;  // jobs with items not yet sent
-  std::vector<Call> broadcasts;  // the latest broadcast of each task, for new workers
-  int target = 0;                // workers it should have (resize, autoscaling)
-  int autoscale_ceiling = 0;     // max_workers, lowered if spawning fails
+  // A broadcast call, its arguments encoded once and shared by every worker's job.
+  struct SharedCall {
+    std::string task;
+    std::shared_ptr<const Bytes> arguments;
+  };
+  std::vector<SharedCall> broadcasts;  // the latest broadcast of each task, for new workers
+  // Jobs and broadcasts submitted so far (ScheduledJob::sequence), and where the latest
+  // Pool::broadcast began (its jobs, and replays of it, come from there on).
+  std::uint64_t submitted = 0;
+  std::uint64_t latest_broadcast = 0;
+  // The error of a broadcast that failed on a worker: every later call of the pool fails with it
+  // until the next broadcast.
+  std::exception_ptr broadcast_failure;
+  int target = 0;             // workers it should have (resize, autoscaling)
+  int autoscale_ceiling = 0;  // max_workers, lowered if spawning fails
   bool terminated = false;
   bool released = false;
 

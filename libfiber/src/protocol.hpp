@@ -44,6 +44,9 @@ enum class MessageKind : std::uint32_t {
   drop,       // master -> worker: answer queued chunks as cancelled (pool terminated)
   park,       // master -> worker: no pool holds you; free what you can and sleep
   shutdown,   // master -> worker: u32 disconnect (0: a sibling was lost, leave without); exit
+  // master -> worker: u32 count, count i32 ranks of its spawn's siblings, then one run entry (a
+  // broadcast): the worker forwards the entry to those siblings (kRelayTag) and runs it too.
+  relay,
 };
 
 struct MessageHeader {
@@ -58,6 +61,12 @@ inline constexpr std::uint32_t kRunIsolated = 1;  // run in the worker's task pr
 // order, in every new task process; a broadcast replaces the previous one of the same task.
 inline constexpr std::uint32_t kRunInitializer = 2;
 inline constexpr std::uint32_t kRunBroadcast = 4;
+// A broadcast whose body comes from a sibling on the worker's node (the relay): this entry holds
+// one item, the relay's u64 chunk id, and stands in the queue until the relay's copy arrives.
+inline constexpr std::uint32_t kRunFromRelay = 8;
+// The whole body of an entry sent before with kRunFromRelay, sent by the master itself because
+// the relay was lost; ignored if the relay's copy came first.
+inline constexpr std::uint32_t kRunRelayFallback = 16;
 
 // Body of a run message: RunHeader, task name, count + 1 item offsets (relative to the first
 // item), the items' bytes.
@@ -98,6 +107,8 @@ struct ItemStatus {
 
 inline constexpr int kHeaderTag = 1;
 inline constexpr int kBodyTag = 2;
+// Between the workers of one spawn (their MPI_COMM_WORLD): a relayed broadcast's run entry.
+inline constexpr int kRelayTag = 3;
 inline constexpr std::size_t kEagerBytes = std::size_t{64} * 1024;
 inline constexpr std::size_t kPieceBytes = std::size_t{1} << 30;
 // A Batch takes entries up to this size (larger ones travel alone) and is sent once it holds
@@ -182,6 +193,7 @@ class Channel {
   Channel(Channel&&) = default;
 
   MPI_Comm comm() const { return comm_; }
+  std::int32_t peer() const { return peer_; }
 
   // Receiving, one message at a time. The caller owns the request (so that a master can test
   // the requests of all its workers in one MPI_Testsome): post_receive() posts into it, and when

@@ -23,6 +23,7 @@
 #include "mpi/intercomm.hpp"
 #include "mpi/request.hpp"
 #include "protocol.hpp"
+#include "relay_link.hpp"
 #include "run_identity.hpp"
 #include "task_pipe.hpp"
 #include "task_process.hpp"
@@ -73,6 +74,7 @@ class Supervisor {
       if (channel_.failure()) return lost_master();
       bool active = take_messages();
       if (stopping_) break;
+      active |= take_relayed();
       active |= start_queued();
       if (!in_child_.empty()) active |= progress_child();
       results_.send(channel_);
@@ -87,6 +89,7 @@ class Supervisor {
     process_.stop();
     unlink_node_arrays();
     channel_.wait_sends();
+    relay_.finish();
     if (!disconnect_) {
       // A sibling of this spawn was lost: a disconnect would wait for it forever, and
       // MPI_Finalize would try to flush the connection to it (UCX prints errors); nothing follows
@@ -159,9 +162,10 @@ class Supervisor {
         }
         case MessageKind::run:
           parked_ = false;
-          for_each_entry(message->body, [this](std::span<const char> chunk) {
-            queue_.emplace_back(chunk.begin(), chunk.end());
-          });
+          for_each_entry(message->body, [this](std::span<const char> chunk) { enqueue(chunk); });
+          break;
+        case MessageKind::relay:
+          relay(message->body);
           break;
         case MessageKind::drop:
           drop_all();
@@ -175,7 +179,70 @@ class Supervisor {
       channel_.post_receive(request_.get());
       // A run starts before the next test: a test that finds nothing gives the core away
       // (yield_when_idle), which on a busy node delayed the start by ~15 us.
-      if (message->kind == MessageKind::run) return true;
+      if (message->kind == MessageKind::run || message->kind == MessageKind::relay) return true;
+    }
+  }
+
+  // A run entry from the master: queued, or the body of a stand-in queued before (kRunFromRelay)
+  // that its relay did not deliver (kRunRelayFallback).
+  void enqueue(std::span<const char> entry) {
+    RunBody run(entry);
+    if (!(run.header().flags & kRunRelayFallback)) {
+      queue_.emplace_back(entry.begin(), entry.end());
+      return;
+    }
+    std::uint64_t chunk_id = run.header().chunk_id;
+    fill_stand_in([&](const RunBody& stand_in) { return stand_in.header().chunk_id == chunk_id; },
+                  entry);
+  }
+
+  // This worker relays a broadcast to its siblings on the node (dispatch/broadcast_routes.hpp):
+  // it forwards the entry, then runs it too.
+  void relay(std::span<const char> body) {
+    BodyReader reader(body);
+    auto count = reader.raw<std::uint32_t>();
+    auto ranks = reader.take(count * sizeof(std::int32_t));
+    std::vector<std::int32_t> siblings(count);
+    std::memcpy(siblings.data(), ranks.data(), ranks.size());
+    auto entry = body.subspan(reader.position());
+    auto shared = std::make_shared<const Bytes>(entry.begin(), entry.end());
+    relay_.forward(shared, siblings);
+    queue_.emplace_back(*shared);
+  }
+
+  // Fills stand-ins with what relays forwarded; true if anything came.
+  bool take_relayed() {
+    bool any = false;
+    while (auto entry = relay_.take()) {
+      any = true;
+      std::uint64_t relayed_chunk = RunBody(*entry).header().chunk_id;
+      fill_stand_in(
+          [&](const RunBody& stand_in) {
+            std::uint64_t awaited;
+            std::memcpy(&awaited, stand_in.item(0).data(), sizeof awaited);
+            return awaited == relayed_chunk;
+          },
+          *entry);
+    }
+    return any;
+  }
+
+  // Replaces the first queued stand-in that `matches` with `entry`, under the stand-in's chunk id
+  // and flags (less kRunFromRelay); a body nobody waits for any more is dropped.
+  template <class Matches>
+  void fill_stand_in(const Matches& matches, std::span<const char> entry) {
+    for (auto& queued : queue_) {
+      RunBody stand_in(queued);
+      if (!(stand_in.header().flags & kRunFromRelay) || !matches(stand_in)) continue;
+      RunHeader header = stand_in.header();
+      header.flags &= ~kRunFromRelay;
+      Bytes filled(entry.begin(), entry.end());
+      RunHeader arrived = RunBody(filled).header();
+      header.name_size = arrived.name_size;
+      header.count = arrived.count;
+      std::memcpy(filled.data(), &header, sizeof header);
+      queued = std::move(filled);
+      return;
     }
   }
 
@@ -213,6 +280,7 @@ class Supervisor {
     while (!queue_.empty()) {
       RunBody run(queue_.front());
       std::uint32_t flags = run.header().flags;
+      if (flags & kRunFromRelay) break;  // its body is still on the way from the relay
       bool isolated = flags & kRunIsolated;
       // An initializer or a chunk to run here waits until the task process is idle.
       if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_pipe())) break;
@@ -402,6 +470,7 @@ class Supervisor {
   mpi::Intercomm master_;
   Channel channel_;
   mpi::Request request_;             // the receive from the master
+  RelayLink relay_;                  // to the other workers of this spawn
   std::deque<Bytes> queue_;          // run bodies received, not yet started
   std::deque<InChild> in_child_;     // sent to the task process, in its order
   task_pipe::AnswerReader answers_;  // from the task process, split into records

@@ -13,5 +13,6 @@ fi
 export OMPI_MCA_orte_default_hostfile="$here/hostfile"
 export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# The master lands on the first node, nodeA.
-exec mpirun -n 1 "$@"
+# The master lands on the first node, nodeA. FIBER_MULTINODE_LAUNCHER=fiberrun for tests that kill
+# workers (mpirun alone, recovery on, does not end once a worker was lost on another node).
+exec ${FIBER_MULTINODE_LAUNCHER:-mpirun} -n 1 "$@"

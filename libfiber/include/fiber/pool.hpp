@@ -177,7 +177,10 @@ class FIBER_EXPORT Pool {
   // worker that joins the pool later (or whose task process is replaced): for per-worker state
   // that changes, e.g. the policy parameters of a generation, sent once per worker instead of
   // once per task. A later broadcast of the same task replaces the earlier one for newcomers.
-  // Returns when every worker has run it; throws the first worker's error.
+  // Returns once sent: each worker runs it before what the pool gives it afterwards. The
+  // arguments are encoded once; a large broadcast crosses the network once per node (a worker
+  // there relays it to the others). If it fails on a worker, every call of the pool made after
+  // it fails with that error (fiber::TaskError), until the next broadcast.
   template <class F, class... Args>
   void broadcast(const F& f, Args&&... args) {
     broadcast_call(fiber::call(f, std::forward<Args>(args)...));

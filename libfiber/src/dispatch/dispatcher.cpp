@@ -69,21 +69,24 @@ Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& po
   });
 }
 
-Dispatcher::JobsToAwait Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool,
-                                              const Call& call) {
-  return command([&] {
+void Dispatcher::broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call) {
+  command([&] {
+    // Encoded once, shared by every worker's job and by the replays for newcomers.
+    PoolHandle::SharedCall shared{call.task, std::make_shared<const Bytes>(call.arguments)};
     auto same = std::find_if(pool->broadcasts.begin(), pool->broadcasts.end(),
-                             [&](const Call& c) { return c.task == call.task; });
+                             [&](const auto& c) { return c.task == call.task; });
     if (same != pool->broadcasts.end()) {
-      *same = call;
+      *same = shared;
     } else {
-      pool->broadcasts.push_back(call);
+      pool->broadcasts.push_back(shared);
     }
-    JobsToAwait jobs;
-    for (int id : pool->workers) {
-      jobs.push_back(scheduler_.send_call(id, pool, call, kRunBroadcast, &engine_, now_));
+    pool->broadcast_failure = nullptr;
+    pool->latest_broadcast = pool->submitted;
+    std::vector<std::shared_ptr<ScheduledJob>> jobs;
+    for (std::size_t i = 0; i < pool->workers.size(); ++i) {
+      jobs.push_back(broadcast_job(*pool, shared, &engine_));
     }
-    return jobs;
+    workers_.send_broadcast(pool, jobs, now_);
   });
 }
 
@@ -93,8 +96,8 @@ void Dispatcher::submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr
   // listens for them.
   engine_.run_soon([this, pool, job = std::move(job)] {
     if (job->size() == 0) return;
-    if (broken_) {
-      job->state().fail_pending(broken_);
+    if (broken_ || pool->broadcast_failure) {
+      job->state().fail_pending(broken_ ? broken_ : pool->broadcast_failure);
       return;
     }
     scheduler_.enqueue(*pool, job);
@@ -187,7 +190,11 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
   std::uint64_t failed = result.items(job.task(), worker.info, scratch_results_);
   done.pool->counters.completed += header.count;
   done.pool->counters.failed += failed;
+  // (store() takes the errors)
+  auto broadcast_error =
+      done.job->broadcast && failed > 0 ? scratch_results_.front().error : nullptr;
   job.store(done.first, scratch_results_, message);
+  if (broadcast_error) fail_after_broadcast(*done.pool, *done.job, broadcast_error);
 
   if (header.status == ChunkStatus::crashed || header.status == ChunkStatus::timed_out) {
     std::string reason = result.reason();
@@ -210,6 +217,29 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
     }
     scheduler_.retry_or_fail(done, item, error);
     scheduler_.requeue(done, item + 1, done.first + done.count - item - 1);
+  }
+}
+
+// A broadcast failed on a worker: what the pool runs after it would see the wrong state there, so
+// every job submitted after the broadcast and before the next one fails with its error, and so do
+// later ones if no broadcast came since.
+void Dispatcher::fail_after_broadcast(PoolHandle& pool, const ScheduledJob& broadcast,
+                                      const std::exception_ptr& error) {
+  bool latest = broadcast.sequence >= pool.latest_broadcast;
+  if (latest && !pool.broadcast_failure) pool.broadcast_failure = error;
+  auto later = [&](const ScheduledJob& job) {
+    return !job.broadcast && job.sequence > broadcast.sequence &&
+           (latest || job.sequence < pool.latest_broadcast);
+  };
+  std::erase_if(pool.queue, [&](const auto& job) {
+    if (!later(*job)) return false;
+    job->state().fail_pending(error);
+    return true;
+  });
+  for (int id : pool.workers) {
+    for (const auto& chunk : workers_[id].in_flight) {
+      if (later(*chunk.job)) chunk.job->state().fail_pending(error);
+    }
   }
 }
 

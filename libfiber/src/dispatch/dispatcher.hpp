@@ -41,8 +41,9 @@ class Dispatcher final : private ProgressEngine::Work {
   JobsToAwait resize(const std::shared_ptr<PoolHandle>& pool, int processes);
   void submit(const std::shared_ptr<PoolHandle>& pool, std::shared_ptr<Job> job);
   // Runs `call` on every worker of the pool (after what they have queued) and on every worker
-  // that joins it later; returns the jobs to wait for.
-  JobsToAwait broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call);
+  // that joins it later; returns once sent. If it fails on a worker, the pool's calls after it
+  // fail with its error (fail_after_broadcast).
+  void broadcast(const std::shared_ptr<PoolHandle>& pool, const Call& call);
   // Fails the pool's pending work with PoolClosed and drops what its workers have queued.
   void terminate(const std::shared_ptr<PoolHandle>& pool);
   // Takes the workers back from a pool (after join or terminate); they park until a pool needs
@@ -66,6 +67,8 @@ class Dispatcher final : private ProgressEngine::Work {
   // One result entry of a result message (kept alive by `message`, which results point into).
   void on_result(Worker& worker, const std::shared_ptr<const Bytes>& message,
                  std::span<const char> entry);
+  void fail_after_broadcast(PoolHandle& pool, const ScheduledJob& broadcast,
+                            const std::exception_ptr& error);
   // Takes every worker whose channel failed, or that fell silent, for lost; true if any.
   bool lose_failed_workers();
   void lose_silent_workers();

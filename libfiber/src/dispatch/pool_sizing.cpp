@@ -26,8 +26,9 @@ std::shared_ptr<Job> PoolSizing::add_worker(const std::shared_ptr<PoolHandle>& p
     initializer =
         scheduler_.send_call(id, pool, *pool->options.initializer, kRunInitializer, &driver_, now);
   }
-  for (const Call& call : pool->broadcasts) {
-    scheduler_.send_call(id, pool, call, kRunBroadcast, &driver_, now);
+  for (const auto& call : pool->broadcasts) {
+    workers_.send_chunk(id, pool, broadcast_job(*pool, call, &driver_), 0, 1, kRunBroadcast,
+                        nullptr, now);
   }
   return initializer;
 }

@@ -3,13 +3,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "fiber/detail/job.hpp"
 #include "job_state.hpp"
+#include "pool_handle.hpp"
 
 namespace fiber::detail {
 
@@ -21,6 +24,10 @@ struct ScheduledJob {
   // Items to send again (first, count): after a crash, a timeout or a lost worker.
   std::deque<std::pair<std::size_t, std::size_t>> requeued;
   std::unordered_map<std::size_t, int> failed_attempts;  // item -> crashes and timeouts so far
+  // Its pool's count of jobs and broadcasts submitted before it: which jobs a failed broadcast
+  // makes fail (those after it).
+  std::uint64_t sequence = 0;
+  bool broadcast = false;  // one worker's run of a Pool::broadcast call
 
   JobState& state() const { return job->state(); }
   bool has_unsent() const { return next_unsent < job->size() || !requeued.empty(); }
@@ -31,5 +38,20 @@ struct ScheduledJob {
     return items;
   }
 };
+
+// One worker's run of a broadcast: a job of one item over the call's shared arguments, counted
+// in its pool's sequence.
+inline std::shared_ptr<ScheduledJob> broadcast_job(PoolHandle& pool,
+                                                   const PoolHandle::SharedCall& call,
+                                                   ProgressDriver* driver) {
+  auto offsets = std::vector<std::uint64_t>{0, call.arguments->size()};
+  auto state = std::make_unique<JobState>(call.task, call.arguments, std::move(offsets), 1);
+  state->drive_with(driver);
+  auto scheduled = std::make_shared<ScheduledJob>(std::make_shared<Job>(std::move(state)));
+  scheduled->next_unsent = 1;
+  scheduled->sequence = pool.submitted++;
+  scheduled->broadcast = true;
+  return scheduled;
+}
 
 }  // namespace fiber::detail

@@ -22,6 +22,7 @@ constexpr int kDispatchPasses = 2;
 
 void Scheduler::enqueue(PoolHandle& pool, std::shared_ptr<Job> job) {
   pool.queue.push_back(std::make_shared<ScheduledJob>(std::move(job)));
+  pool.queue.back()->sequence = pool.submitted++;
 }
 
 bool Scheduler::dispatch(const std::vector<std::shared_ptr<PoolHandle>>& pools,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "dispatch/broadcast_routes.hpp"
 #include "fiber/errors.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
@@ -88,10 +89,18 @@ void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
                            std::size_t count, std::uint32_t flags, Batch* batch,
                            Clock::time_point now) {
   Worker& worker = *workers_[id];
-  const JobState& job = scheduled->state();
   std::uint64_t chunk_id = next_chunk_id_++;
-  bool isolated = pool->options.isolation == Isolation::process;
-  auto timeout = job.timeout().count() > 0 ? job.timeout() : pool->options.task_timeout;
+  send_entry(worker, MessageKind::run, {}, *pool, *scheduled, first, count, flags, chunk_id, batch);
+  add_in_flight(worker, {chunk_id, scheduled, pool, first, count}, now);
+}
+
+void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const char> prefix,
+                           const PoolHandle& pool, const ScheduledJob& scheduled, std::size_t first,
+                           std::size_t count, std::uint32_t flags, std::uint64_t chunk_id,
+                           Batch* batch) {
+  const JobState& job = scheduled.state();
+  bool isolated = pool.options.isolation == Isolation::process;
+  auto timeout = job.timeout().count() > 0 ? job.timeout() : pool.options.task_timeout;
   RunHeader header{chunk_id, static_cast<std::uint32_t>(job.task().size()),
                    static_cast<std::uint32_t>(count), flags | (isolated ? kRunIsolated : 0u),
                    static_cast<std::uint32_t>(timeout.count())};
@@ -103,18 +112,105 @@ void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
   std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
                                      relative.size() * sizeof(std::uint64_t));
   auto arguments = job.arguments(first, count);
-  if (batch && arguments.size() <= kBatchedEntryBytes) {  // joins the worker's batch
-    batch->add({bytes_of(header), name, offset_bytes, arguments});
-  } else {
-    // Alone, as a list of one entry; the arguments are sent in place (the job stays alive).
-    std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
-    worker.channel.send(MessageKind::run,
-                        {bytes_of(size), bytes_of(header), name, offset_bytes, arguments},
-                        scheduled->job);
+  if (kind == MessageKind::run && batch && arguments.size() <= kBatchedEntryBytes) {
+    batch->add({bytes_of(header), name, offset_bytes, arguments});  // joins the worker's batch
+    return;
   }
+  // Alone: a run message is a list of one entry, a relay message has its prefix. The arguments
+  // are sent in place (the job stays alive).
+  std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
+  if (kind == MessageKind::run) prefix = bytes_of(size);
+  worker.channel.send(kind, {prefix, bytes_of(header), name, offset_bytes, arguments},
+                      scheduled.job);
+}
+
+void WorkerSet::add_in_flight(Worker& worker, InFlight chunk, Clock::time_point now) {
   // A worker that had nothing to do had no reason to talk: its silence starts now.
   if (worker.in_flight.empty()) worker.last_heard = now;
-  worker.in_flight.push_back({chunk_id, scheduled, pool, first, count});
+  worker.in_flight.push_back(std::move(chunk));
+}
+
+void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
+                               const std::vector<std::shared_ptr<ScheduledJob>>& jobs,
+                               Clock::time_point now) {
+  std::vector<RouteCandidate> candidates;
+  for (int id : pool->workers) {
+    const Worker& worker = *workers_[id];
+    candidates.push_back({id, worker.group.get(), worker.info.host});
+  }
+  auto job_of = [&](int id) {
+    auto at = std::find(pool->workers.begin(), pool->workers.end(), id);
+    return jobs[static_cast<std::size_t>(at - pool->workers.begin())];
+  };
+  std::size_t body_bytes = jobs.empty() ? 0 : jobs.front()->state().arguments(0, 1).size();
+  auto routes = route_broadcast(candidates, body_bytes);
+  std::size_t siblings = 0;
+  for (const auto& route : routes.relayed) siblings += route.siblings.size();
+  log::debug("broadcast of '{}' ({} bytes): {} direct, {} relay(s) for {} sibling(s)",
+             jobs.empty() ? std::string() : jobs.front()->state().task(), body_bytes,
+             routes.direct.size(), routes.relayed.size(), siblings);
+  for (int id : routes.direct) send_chunk(id, pool, job_of(id), 0, 1, kRunBroadcast, nullptr, now);
+  for (const auto& route : routes.relayed) {
+    Worker& relay = *workers_[route.relay];
+    std::uint64_t relay_chunk = next_chunk_id_++;
+    Bytes prefix;
+    append_raw(prefix, static_cast<std::uint32_t>(route.siblings.size()));
+    for (int sibling : route.siblings) append_raw(prefix, workers_[sibling]->channel.peer());
+    send_entry(relay, MessageKind::relay, prefix, *pool, *job_of(route.relay), 0, 1, kRunBroadcast,
+               relay_chunk, nullptr);
+    add_in_flight(relay, {relay_chunk, job_of(route.relay), pool, 0, 1}, now);
+    auto& relayed = relayed_by_[route.relay];
+    // Stand-ins answered since the last broadcast need no fallback any more.
+    std::erase_if(relayed, [&](const RelayedChunk& chunk) { return !holds(chunk); });
+    for (int sibling : route.siblings) {
+      Worker& worker = *workers_[sibling];
+      std::uint64_t chunk_id = next_chunk_id_++;
+      send_stand_in(worker, *pool, *job_of(sibling), chunk_id, relay_chunk);
+      add_in_flight(worker, {chunk_id, job_of(sibling), pool, 0, 1}, now);
+      relayed.push_back({sibling, chunk_id});
+    }
+  }
+}
+
+void WorkerSet::send_stand_in(Worker& worker, const PoolHandle& pool, const ScheduledJob& job,
+                              std::uint64_t chunk_id, std::uint64_t relay_chunk) {
+  bool isolated = pool.options.isolation == Isolation::process;
+  auto timeout =
+      job.state().timeout().count() > 0 ? job.state().timeout() : pool.options.task_timeout;
+  RunHeader header{chunk_id, 0, 1, kRunBroadcast | kRunFromRelay | (isolated ? kRunIsolated : 0u),
+                   static_cast<std::uint32_t>(timeout.count())};
+  const std::uint64_t offsets[] = {0, sizeof relay_chunk};
+  std::uint64_t size = sizeof header + sizeof offsets + sizeof relay_chunk;
+  worker.channel.send(MessageKind::run,
+                      {bytes_of(size), bytes_of(header), bytes_of(offsets), bytes_of(relay_chunk)});
+}
+
+bool WorkerSet::holds(const RelayedChunk& chunk) const {
+  const Worker& worker = *workers_[chunk.sibling];
+  return !worker.dead &&
+         std::any_of(worker.in_flight.begin(), worker.in_flight.end(),
+                     [&](const InFlight& c) { return c.chunk_id == chunk.chunk_id; });
+}
+
+void WorkerSet::fall_back_from_relay(int relay) {
+  auto relayed = relayed_by_.find(relay);
+  if (relayed == relayed_by_.end()) return;
+  int resent = 0;
+  for (const RelayedChunk& chunk : relayed->second) {
+    if (!holds(chunk)) continue;
+    Worker& worker = *workers_[chunk.sibling];
+    const InFlight& in_flight =
+        *std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
+                      [&](const InFlight& c) { return c.chunk_id == chunk.chunk_id; });
+    send_entry(worker, MessageKind::run, {}, *in_flight.pool, *in_flight.job, in_flight.first,
+               in_flight.count, kRunBroadcast | kRunRelayFallback, chunk.chunk_id, nullptr);
+    ++resent;
+  }
+  relayed_by_.erase(relayed);
+  if (resent > 0) {
+    log::info("a broadcast relay was lost: {} of its siblings get the broadcast from the master",
+              resent);
+  }
 }
 
 bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message) {
@@ -214,7 +310,9 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
   // answers again and is revived.
   worker.dead = true;
-  return std::exchange(worker.in_flight, {});
+  auto chunks = std::exchange(worker.in_flight, {});
+  fall_back_from_relay(id);
+  return chunks;
 }
 
 void WorkerSet::revive(int id) {

@@ -11,7 +11,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,13 @@ class WorkerSet {
   void send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
                   const std::shared_ptr<ScheduledJob>& job, std::size_t first, std::size_t count,
                   std::uint32_t flags, Batch* batch, Clock::time_point now);
+  // Sends a broadcast to every worker of `pool`, `jobs[i]` (one item each, all with the same
+  // arguments) to `pool->workers[i]`: a large one once per node group, through a relay
+  // (broadcast_routes.hpp). If a relay is lost, lose() sends its siblings what they still wait
+  // for.
+  void send_broadcast(const std::shared_ptr<PoolHandle>& pool,
+                      const std::vector<std::shared_ptr<ScheduledJob>>& jobs,
+                      Clock::time_point now);
 
   // Takes every message that arrived: `on_message(id, message)` for each, from workers not lost
   // for good. A message that is not of the protocol (ProtocolError, from the channel or from
@@ -84,6 +93,22 @@ class WorkerSet {
   static constexpr auto kDispatcherStall = std::chrono::seconds(1);
 
  private:
+  // A sibling's stand-in for a relayed broadcast: its chunk id, still unanswered while it waits.
+  struct RelayedChunk {
+    int sibling;
+    std::uint64_t chunk_id;
+  };
+  // Sends one run entry (a list of one for `run`; after `prefix` for `relay`) under `chunk_id`.
+  void send_entry(Worker& worker, MessageKind kind, std::span<const char> prefix,
+                  const PoolHandle& pool, const ScheduledJob& job, std::size_t first,
+                  std::size_t count, std::uint32_t flags, std::uint64_t chunk_id, Batch* batch);
+  void send_stand_in(Worker& worker, const PoolHandle& pool, const ScheduledJob& job,
+                     std::uint64_t chunk_id, std::uint64_t relay_chunk);
+  void add_in_flight(Worker& worker, InFlight chunk, Clock::time_point now);
+  bool holds(const RelayedChunk& chunk) const;
+  // A relay was lost: its siblings still waiting get the body from the master.
+  void fall_back_from_relay(int relay);
+
   WorkerSpawner spawner_;
   std::vector<std::unique_ptr<Worker>> workers_;  // index = worker id
   mpi::RequestPool receives_;                     // index = worker id
@@ -93,6 +118,7 @@ class WorkerSet {
   std::uint64_t next_chunk_id_ = 1;
   std::uint64_t failures_seen_ = 0;  // Channel::failures_so_far() at the last look
   std::vector<std::uint64_t> scratch_offsets_;
+  std::unordered_map<int, std::vector<RelayedChunk>> relayed_by_;  // relay id -> stand-ins
   std::atomic<int> count_{0};
   std::atomic<int> parked_count_{0};
 };

@@ -28,6 +28,8 @@ class FIBER_EXPORT Job {
   // pool's.
   Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets, std::size_t chunksize,
       std::chrono::milliseconds timeout = {});
+  // A job the runtime made itself (e.g. one of a broadcast's, sharing its arguments).
+  explicit Job(std::unique_ptr<JobState> state);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A large broadcast to 6 workers on the 3 simulated nodes goes through one relay per node (the
+# runtime says how it routed each broadcast at debug level); the test program checks that every
+# worker got it, also after a node's relay was killed: so it runs under fiberrun (recovery on;
+# the job's end once a worker was lost).
+#   tests/multinode/broadcast.sh FIBERRUN MULTINODE_TEST
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+nodes=$(grep -c . "$here/hostfile")
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+FIBER_MULTINODE_LAUNCHER="$1" FIBER_OVERSUBSCRIBE=1 FIBER_LOG_LEVEL=debug "$here/run.sh" "$2" \
+  --gtest_filter=MultiNode.BroadcastReachesEveryWorkerOnEveryNode >"$log" 2>&1
+status=$?
+if [[ $status -ne 0 ]]; then
+  cat "$log"
+  echo "broadcast: the test program failed (status $status)" >&2
+  exit 1
+fi
+first=$(grep -m1 "broadcast of 'fiber_test::set_parameters'" "$log")
+echo "first broadcast: ${first#*: }"
+relays=$(sed -n 's/.* \([0-9]*\) relay(s) for .*/\1/p' <<<"$first")
+if [[ "$relays" != "$nodes" ]]; then
+  grep "broadcast of" "$log" >&2
+  echo "broadcast: $relays relays for 6 workers on $nodes nodes (one per node expected)" >&2
+  exit 1
+fi
