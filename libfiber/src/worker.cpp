@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "backoff.hpp"
+#include "busy_heartbeat.hpp"
 #include "item_runner.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
@@ -333,7 +334,18 @@ class Supervisor {
   void run_here(const RunBody& run) {
     auto started = Clock::now();
     auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
-    for (std::uint32_t i = 0; i < run.count(); ++i) runner_.run(run, i, *result);
+    if (!busy_heartbeat_) {
+      busy_heartbeat_.emplace(
+          [this] {
+            channel_.send(MessageKind::heartbeat);
+            channel_.progress_sends();
+          },
+          kHeartbeatInterval);
+    }
+    {
+      BusyHeartbeat::Running running(*busy_heartbeat_);  // no MPI call on this thread meanwhile
+      for (std::uint32_t i = 0; i < run.count(); ++i) runner_.run(run, i, *result);
+    }
     auto head = result_header(run.header().chunk_id, run.count(), ChunkStatus::complete,
                               Clock::now() - started);
     std::memcpy(result->data(), head.data(), head.size());
@@ -480,6 +492,8 @@ class Supervisor {
   std::vector<std::pair<std::string, Bytes>> replayed_;
   TaskProcess process_;
   ItemRunner runner_;
+  // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
+  std::optional<BusyHeartbeat> busy_heartbeat_;
   Backoff backoff_{10ms, 1ms};
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_record_ = Clock::now();

@@ -284,8 +284,6 @@ std::vector<std::pair<int, std::string>> WorkerSet::newly_silent(Clock::time_poi
     Worker& worker = *workers_[id];
     if (worker.dead || worker.in_flight.empty()) continue;
     const InFlight& oldest = worker.in_flight.front();
-    // A worker running tasks in its own process cannot send heartbeats meanwhile.
-    if (oldest.pool->options.isolation != Isolation::process) continue;
     const auto worker_timeout = oldest.pool->options.worker_timeout;
     auto allowed = silence_.allowed(worker_timeout, now);
     auto silence = now - worker.last_heard;
