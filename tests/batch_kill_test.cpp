@@ -61,11 +61,12 @@ void append_line(const std::string& path, const std::string& line) {
 
 }  // namespace
 
-// Runs for item_ms(item), then records "run ITEM WORKER_PID" in `runs_file`.
+// Records "run ITEM WORKER_PID" in `runs_file` as it starts (so an item killed midway counts as
+// run), then runs for item_ms(item).
 int recorded_run(std::string runs_file, int item) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(item_ms(item)));
   append_line(runs_file, "run " + std::to_string(item) + " " +
                              std::to_string(fiber::this_worker().pid) + "\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(item_ms(item)));
   return result_of(item);
 }
 FIBER_TASK(recorded_run);
@@ -144,7 +145,7 @@ class BatchKill : public ::testing::Test {
       ASSERT_FALSE(pending.ready()) << "the map ended before the kill";
       std::this_thread::sleep_for(kProgressPoll);
     }
-    // The worker that recorded the latest run: one that is in the middle of the map.
+    // The worker that started the latest run: one that is in the middle of an item.
     const long victim = read_runs(runs_file).back().pid;
     std::set<long> siblings = pids_of(batch);
     ASSERT_EQ(siblings.erase(victim), 1u);
