@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "dispatch/worker_queue.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/pool.hpp"
 
@@ -25,8 +26,13 @@ class PoolHandle {
   std::vector<int> workers;                         // ids of the workers this pool holds
   std::deque<std::shared_ptr<ScheduledJob>> queue;  // jobs with items not yet sent
   std::vector<Call> broadcasts;  // the latest broadcast of each task, for new workers
-  int target = 0;                // workers it should have (resize, autoscaling)
-  int autoscale_ceiling = 0;     // max_workers, lowered if spawning fails
+  // Whom the scheduler gives work to, without a scan of the pool: its workers that had nothing in
+  // flight when listed (in the order they became idle), and those that answered since the
+  // scheduler last looked at them (they may take more chunks in advance).
+  WorkerQueue idle;
+  WorkerQueue answered;
+  int target = 0;             // workers it should have (resize, autoscaling)
+  int autoscale_ceiling = 0;  // max_workers, lowered if spawning fails
   bool terminated = false;
   bool released = false;
 
