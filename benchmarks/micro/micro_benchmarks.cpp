@@ -3,6 +3,7 @@
 // one; benchmarks/README says more.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -11,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "dispatch/silence_queue.hpp"
+#include "dispatch/worker_queue.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/serialization.hpp"
 #include "fiber/task.hpp"
@@ -27,6 +30,10 @@ constexpr std::size_t kChunkItems = 64;
 // A typical ES argument: a seed, an episode length and a parameter vector.
 constexpr std::size_t kParameterCount = 1024;
 constexpr int kEpisodeSteps = 1000;
+// Pool sizes for the dispatcher's per-worker structures: their cost per event must not grow.
+constexpr std::int64_t kFewestWorkers = 4;
+constexpr std::int64_t kMostWorkers = 1024;
+constexpr int kWorkersMultiplier = 4;
 
 std::int64_t add_one(std::int64_t value) { return value + 1; }
 FIBER_TASK(add_one);
@@ -165,6 +172,44 @@ void BM_EncodeDecodeArchive(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes.size()));
 }
 BENCHMARK(BM_EncodeDecodeArchive);
+
+// A pool's idle list as the scheduler uses it: the longest idle worker takes work, and is listed
+// again once it answers.
+void BM_WorkerQueueCycle(benchmark::State& state) {
+  fiber::detail::WorkerQueue queue;
+  for (int id = 0; id < static_cast<int>(state.range(0)); ++id) queue.push(id);
+  for (auto _ : state) {
+    int id = queue.pop();
+    queue.push(id);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_WorkerQueueCycle)
+    ->RangeMultiplier(kWorkersMultiplier)
+    ->Range(kFewestWorkers, kMostWorkers);
+
+// The silence queue as the master feeds it: every message from a busy worker of an isolated pool
+// moves that worker to the back, then the front is looked at (the periodic check).
+void BM_SilenceQueueHeard(benchmark::State& state) {
+  using fiber::detail::Clock;
+  const int workers = static_cast<int>(state.range(0));
+  const auto timeout = std::chrono::seconds(10);
+  const fiber::detail::SilenceQueue::Allowed allowed = [](Clock::duration t) { return t; };
+  fiber::detail::SilenceQueue queue;
+  auto heard = Clock::now();
+  for (int id = 0; id < workers; ++id) queue.watch(id, timeout, heard);
+  int next = 0;
+  for (auto _ : state) {
+    heard += std::chrono::microseconds(1);
+    queue.watch(next, timeout, heard);
+    next = (next + 1) % workers;
+    benchmark::DoNotOptimize(queue.silent(heard, allowed));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SilenceQueueHeard)
+    ->RangeMultiplier(kWorkersMultiplier)
+    ->Range(kFewestWorkers, kMostWorkers);
 
 }  // namespace
 

@@ -5,7 +5,8 @@
 set -uo pipefail
 program=$1
 benchmarks=(BM_BatchAdd BM_ForEachEntry BM_BodyReader BM_JobStoreAndWait BM_ItemRunner
-            BM_EncodeDecodeRaw BM_EncodeDecodeArchive)
+            BM_EncodeDecodeRaw BM_EncodeDecodeArchive BM_WorkerQueueCycle/1024
+            BM_SilenceQueueHeard/1024)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/worker_queue.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/pool.hpp"
 
@@ -39,6 +40,11 @@ class PoolHandle {
   // The error of a broadcast that failed on a worker: every later call of the pool fails with it
   // until the next broadcast.
   std::exception_ptr broadcast_failure;
+  // Whom the scheduler gives work to, without a scan of the pool: its workers that had nothing in
+  // flight when listed (in the order they became idle), and those that answered since the
+  // scheduler last looked at them (they may take more chunks in advance).
+  WorkerQueue idle;
+  WorkerQueue answered;
   int target = 0;             // workers it should have (resize, autoscaling)
   int autoscale_ceiling = 0;  // max_workers, lowered if spawning fails
   bool terminated = false;

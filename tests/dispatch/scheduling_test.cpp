@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,14 @@ class Scheduling : public ::testing::Test {
     return sizes;
   }
 
-  // Worker `id`'s oldest chunk answered just now, each item in `seconds_per_item`.
+  // Worker `id`'s oldest chunk answered just now, each item in `seconds_per_item` (as the
+  // dispatcher takes a result, and the worker set hears from the worker).
   InFlight answer(int id, double seconds_per_item) {
     Worker& worker = workers[id];
     InFlight chunk = worker.in_flight.front();
     worker.in_flight.pop_front();
     worker.last_result = now;
+    workers.heard_from(id);
     scheduler.timings().record(chunk.job->state().task(),
                                static_cast<std::uint64_t>(seconds_per_item * 1e9 * chunk.count),
                                static_cast<std::uint32_t>(chunk.count));
@@ -143,6 +146,49 @@ TEST_F(Scheduling, LongChunksGoOneAtATime) {
   answer(id, 10e-3);  // 10 ms per item
   scheduler.dispatch(pools, now);
   EXPECT_EQ(held_by(id), std::vector<std::size_t>{1});
+}
+
+TEST_F(Scheduling, AWorkerWhoseChunksWereAnsweredIsIdleAgainAndTakesTheNext) {
+  auto pool = pool_of(2);
+  scheduler.enqueue(*pool, job_of(5, /*chunksize=*/1));
+  scheduler.dispatch(pools, now);
+  int first = pool->workers[0];
+  int second = pool->workers[1];
+  EXPECT_TRUE(workers.any_in_flight());
+  answer(first, 1e-3);
+  EXPECT_TRUE(scheduler.dispatch(pools, now + 10ms));  // no prefetch by then: one chunk
+  EXPECT_EQ(held_by(first), std::vector<std::size_t>{1});
+  EXPECT_EQ(held_by(second), std::vector<std::size_t>{1});
+  answer(first, 1e-3);
+  answer(second, 1e-3);
+  EXPECT_FALSE(workers.any_in_flight());
+  EXPECT_TRUE(scheduler.dispatch(pools, now + 20ms));
+  EXPECT_EQ(held_by(first), std::vector<std::size_t>{1});
+  EXPECT_EQ(held_by(second), std::vector<std::size_t>{1});
+  EXPECT_TRUE(pool->queue.empty());
+}
+
+// Also with Isolation::none: its workers send heartbeats from a thread while they run items
+// (busy_heartbeat.hpp); before, a killed one was never noticed (batch_kill_test).
+TEST_F(Scheduling, ABusyWorkerSilentTooLongIsTakenForLostWhateverItsIsolation) {
+  auto isolated = pool_of(2, {.worker_timeout = 1s});
+  auto inline_pool = pool_of(1, {.isolation = Isolation::none, .worker_timeout = 1s});
+  scheduler.enqueue(*isolated, job_of(2, /*chunksize=*/1));
+  scheduler.enqueue(*inline_pool, job_of(1));
+  scheduler.dispatch(pools, now);
+  int silent = isolated->workers[0];
+  int talking = isolated->workers[1];
+  int silent_inline = inline_pool->workers[0];
+  workers[talking].last_heard = now + 1500ms;  // a heartbeat
+  workers.heard_from(talking);
+  auto lost = workers.newly_silent(now + 2s);
+  ASSERT_EQ(lost.size(), 2u);
+  std::set<int> ids{lost[0].first, lost[1].first};
+  EXPECT_EQ(ids, (std::set<int>{silent, silent_inline}));
+  EXPECT_TRUE(workers[silent].dead);
+  EXPECT_TRUE(workers[silent_inline].dead);
+  EXPECT_TRUE(workers.newly_silent(now + 2200ms).empty());
+  EXPECT_EQ(workers.newly_silent(now + 3s).size(), 1u);  // the other one's turn
 }
 
 TEST_F(Scheduling, ARetryGoesFirstAndAnItemFailsAfterMaxRetries) {

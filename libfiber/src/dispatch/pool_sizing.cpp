@@ -52,11 +52,27 @@ void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::ti
   }
 }
 
+void PoolSizing::park_idle(PoolHandle& pool, Clock::time_point now) {
+  // The idle list is in the order the workers became idle: the longest idle are at its front.
+  for (std::size_t listed = pool.idle.size();
+       listed > 0 && static_cast<int>(pool.workers.size()) > pool.options.min_workers; --listed) {
+    int id = pool.idle.pop();
+    const Worker& worker = workers_[id];
+    // Not idle any more: listed again once it is.
+    if (worker.pool.get() != &pool || worker.dead || !worker.in_flight.empty()) continue;
+    if (now - worker.idle_since <= pool.options.scale_down_after) {
+      pool.idle.push(id);  // (behind the others: one idle again after a call is out of order)
+      break;
+    }
+    workers_.leave_pool(id);
+    pool.target = static_cast<int>(pool.workers.size());
+  }
+}
+
 void PoolSizing::autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools,
                            Clock::time_point now) {
   for (const auto& pool : pools) {
     if (pool->autoscale_ceiling <= 0 || pool->terminated) continue;
-    const auto& options = pool->options;
     int size = static_cast<int>(pool->workers.size());
     std::size_t backlog = 0;
     for (const auto& scheduled : pool->queue) backlog += scheduled->backlog();
@@ -71,16 +87,7 @@ void PoolSizing::autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools
       }
       continue;
     }
-    if (backlog == 0 && size > options.min_workers) {
-      for (int id : std::vector<int>(pool->workers)) {
-        if (static_cast<int>(pool->workers.size()) <= options.min_workers) break;
-        const Worker& worker = workers_[id];
-        if (worker.in_flight.empty() && now - worker.idle_since > options.scale_down_after) {
-          workers_.leave_pool(id);
-          pool->target = static_cast<int>(pool->workers.size());
-        }
-      }
-    }
+    if (backlog == 0) park_idle(*pool, now);
   }
 }
 

@@ -31,6 +31,9 @@ class PoolSizing {
   void autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools, Clock::time_point now);
 
  private:
+  // Parks the pool's workers idle for longer than scale_down_after, down to min_workers; looks only
+  // at the front of its idle list.
+  void park_idle(PoolHandle& pool, Clock::time_point now);
   // One more worker for the pool; its initializer job, if any.
   std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now);
 

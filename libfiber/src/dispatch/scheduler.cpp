@@ -14,9 +14,6 @@ namespace {
 // Chunks are queued behind a running one only for a worker that answered this recently: one
 // stuck in a long item must not collect work that another could start.
 constexpr auto kAnsweringWithin = std::chrono::milliseconds(1);
-// Two passes over a pool's workers: first every worker with nothing to do gets a chunk, then
-// their queues fill up.
-constexpr int kDispatchPasses = 2;
 
 }  // namespace
 
@@ -30,46 +27,72 @@ bool Scheduler::dispatch(const std::vector<std::shared_ptr<PoolHandle>>& pools,
   bool sent = false;
   for (const auto& pool : pools) {
     if (pool->terminated) continue;
-    for (int pass = 0; pass < kDispatchPasses && !pool->queue.empty(); ++pass) {
-      for (int id : pool->workers) {
-        Worker& worker = workers_[id];
-        Batch batch(MessageKind::run);
-        while (!pool->queue.empty() && !batch.full()) {
-          auto scheduled = pool->queue.front();
-          const JobState& job = scheduled->state();
-          const TaskTiming* timing = timings_.of(job.task());
-          std::size_t remaining = job.size() - scheduled->next_unsent;
-          std::size_t next_size =
-              chunk_policy::chunk_size(job.chunksize(), remaining, pool->workers.size(), timing);
-          std::size_t first, count;
-          if (!scheduled->requeued.empty()) {
-            std::tie(first, count) = scheduled->requeued.front();
-          } else {
-            first = scheduled->next_unsent;
-            count = next_size;
-          }
-          bool answering = now - worker.last_result < kAnsweringWithin;
-          std::size_t limit =
-              pass == 0 || !answering ? 1 : chunk_policy::in_flight_limit(timing, count);
-          if (worker.in_flight.size() >= limit) break;
-          if (!scheduled->requeued.empty()) {
-            count = std::min(count, std::max<std::size_t>(1, next_size));
-            auto& range = scheduled->requeued.front();
-            range.first += count;
-            range.second -= count;
-            if (range.second == 0) scheduled->requeued.pop_front();
-          } else {
-            scheduled->next_unsent += count;
-          }
-          if (!scheduled->has_unsent()) pool->queue.pop_front();
-          workers_.send_chunk(id, pool, scheduled, first, count, 0, &batch, now);
-          sent = true;
-        }
-        batch.send(worker.channel);
-      }
+    // First every idle worker gets a chunk...
+    while (!pool->queue.empty() && !pool->idle.empty()) {
+      int id = pool->idle.pop();
+      if (!holds(*pool, id) || !workers_[id].in_flight.empty()) continue;
+      sent |= fill(pool, id, Prefetch::no, now).sent;
+    }
+    // ... then those that answered just now fill their queues, each once per step (the list is
+    // taken as it was: one that is put back is looked at again in the next step).
+    for (std::size_t listed = pool->answered.size(); listed > 0 && !pool->queue.empty(); --listed) {
+      int id = pool->answered.pop();
+      if (!holds(*pool, id) || now - workers_[id].last_result >= kAnsweringWithin) continue;
+      Filled filled = fill(pool, id, Prefetch::yes, now);
+      sent |= filled.sent;
+      // Full, it is listed again by its next answer; else it may take more while it answers.
+      if (!filled.full) pool->answered.push(id);
     }
   }
   return sent;
+}
+
+bool Scheduler::holds(const PoolHandle& pool, int id) {
+  const Worker& worker = workers_[id];
+  return worker.pool.get() == &pool && !worker.dead;
+}
+
+Scheduler::Filled Scheduler::fill(const std::shared_ptr<PoolHandle>& pool, int id,
+                                  Prefetch prefetch, Clock::time_point now) {
+  Worker& worker = workers_[id];
+  Batch batch(MessageKind::run);
+  Filled filled;
+  while (!pool->queue.empty() && !batch.full()) {
+    auto scheduled = pool->queue.front();
+    const JobState& job = scheduled->state();
+    const TaskTiming* timing = timings_.of(job.task());
+    std::size_t remaining = job.size() - scheduled->next_unsent;
+    std::size_t next_size =
+        chunk_policy::chunk_size(job.chunksize(), remaining, pool->workers.size(), timing);
+    std::size_t first, count;
+    if (!scheduled->requeued.empty()) {
+      std::tie(first, count) = scheduled->requeued.front();
+    } else {
+      first = scheduled->next_unsent;
+      count = next_size;
+    }
+    bool answering = now - worker.last_result < kAnsweringWithin;
+    std::size_t limit =
+        prefetch == Prefetch::no || !answering ? 1 : chunk_policy::in_flight_limit(timing, count);
+    if (worker.in_flight.size() >= limit) {
+      filled.full = true;
+      break;
+    }
+    if (!scheduled->requeued.empty()) {
+      count = std::min(count, std::max<std::size_t>(1, next_size));
+      auto& range = scheduled->requeued.front();
+      range.first += count;
+      range.second -= count;
+      if (range.second == 0) scheduled->requeued.pop_front();
+    } else {
+      scheduled->next_unsent += count;
+    }
+    if (!scheduled->has_unsent()) pool->queue.pop_front();
+    workers_.send_chunk(id, pool, scheduled, first, count, 0, &batch, now);
+    filled.sent = true;
+  }
+  workers_.send(id, batch);
+  return filled;
 }
 
 std::shared_ptr<Job> Scheduler::send_call(int id, const std::shared_ptr<PoolHandle>& pool,
@@ -130,7 +153,7 @@ void Scheduler::terminate(PoolHandle& pool) {
   for (int id : pool.workers) {
     Worker& worker = workers_[id];
     for (auto& chunk : worker.in_flight) chunk.job->job->state().fail_pending(error);
-    if (!worker.in_flight.empty()) worker.channel.send(MessageKind::drop);
+    if (!worker.in_flight.empty()) workers_.send(id, MessageKind::drop);
   }
 }
 

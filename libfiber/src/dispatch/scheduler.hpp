@@ -25,7 +25,8 @@ class Scheduler {
   TaskTimings& timings() { return timings_; }
 
   void enqueue(PoolHandle& pool, std::shared_ptr<Job> job);
-  // Hands queued chunks to the pools' workers; true if any was sent.
+  // Hands queued chunks to the pools' workers; true if any was sent. Only the workers listed in a
+  // pool's idle and answered lists are looked at: a step costs what changed, not the pool's size.
   bool dispatch(const std::vector<std::shared_ptr<PoolHandle>>& pools, Clock::time_point now);
   // Sends `call` alone to worker `id` of `pool`; the job to wait for (driven by `driver`).
   std::shared_ptr<Job> send_call(int id, const std::shared_ptr<PoolHandle>& pool, const Call& call,
@@ -48,6 +49,21 @@ class Scheduler {
                           const std::exception_ptr& error);
 
  private:
+  // Whether a worker may hold more than one chunk (it answered just now).
+  enum class Prefetch { no, yes };
+  // What fill() did: whether it sent chunks, and whether it stopped at the worker's limit (rather
+  // than at the end of the queue or of a batch).
+  struct Filled {
+    bool sent = false;
+    bool full = false;
+  };
+
+  // Whether worker `id` is still one of the pool's (an entry of its lists may be out of date).
+  bool holds(const PoolHandle& pool, int id);
+  // Sends the pool's next chunks to worker `id` up to its limit, in one batch where they are small.
+  Filled fill(const std::shared_ptr<PoolHandle>& pool, int id, Prefetch prefetch,
+              Clock::time_point now);
+
   WorkerSet& workers_;
   TaskTimings timings_;
 };

@@ -50,6 +50,7 @@ struct Worker {
   Clock::time_point last_heard{};   // any message: a silent busy worker is taken for dead
   Clock::time_point idle_since{};   // for autoscaling down
   bool parked = false;
+  bool busy = false;  // counted among the worker set's workers with chunks in flight
   bool dead = false;  // taken for lost: in no pool, sent nothing, but still listened to
   // Its channel failed (an MPI error on its requests: it died mid-message, its connection
   // broke): lost for good, never listened to again, released without a disconnect at the end.

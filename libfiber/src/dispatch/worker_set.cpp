@@ -42,6 +42,7 @@ int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
   worker.parked = false;
   worker.idle_since = Clock::now();  // (a spawn may have taken a while)
   pool->workers.push_back(id);
+  pool->idle.push(id);
   {
     std::lock_guard lock(pool->info_mutex);
     pool->worker_infos.push_back(worker.info);
@@ -79,9 +80,20 @@ void WorkerSet::park_if_drained(int id) {
   Worker& worker = *workers_[id];
   if (worker.pool || worker.dead || worker.parked || !worker.in_flight.empty()) return;
   worker.parked = true;
-  worker.channel.send(MessageKind::park);
+  send(id, MessageKind::park);
   parked_.push_back(id);
   parked_count_.store(static_cast<int>(parked_.size()));
+}
+
+void WorkerSet::send(int id, MessageKind kind) {
+  workers_[id]->channel.send(kind);
+  sending_.push(id);
+}
+
+void WorkerSet::send(int id, Batch& batch) {
+  if (batch.empty()) return;
+  batch.send(workers_[id]->channel);
+  sending_.push(id);
 }
 
 void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
@@ -122,12 +134,18 @@ void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const cha
   if (kind == MessageKind::run) prefix = bytes_of(size);
   worker.channel.send(kind, {prefix, bytes_of(header), name, offset_bytes, arguments},
                       scheduled.job);
+  sending_.push(worker.info.id);
 }
 
 void WorkerSet::add_in_flight(Worker& worker, InFlight chunk, Clock::time_point now) {
   // A worker that had nothing to do had no reason to talk: its silence starts now.
   if (worker.in_flight.empty()) worker.last_heard = now;
+  if (!worker.busy) {
+    worker.busy = true;
+    ++busy_;
+  }
   worker.in_flight.push_back(std::move(chunk));
+  watch_silence(worker.info.id);
 }
 
 void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
@@ -183,6 +201,7 @@ void WorkerSet::send_stand_in(Worker& worker, const PoolHandle& pool, const Sche
   std::uint64_t size = sizeof header + sizeof offsets + sizeof relay_chunk;
   worker.channel.send(MessageKind::run,
                       {bytes_of(size), bytes_of(header), bytes_of(offsets), bytes_of(relay_chunk)});
+  sending_.push(worker.info.id);
 }
 
 bool WorkerSet::holds(const RelayedChunk& chunk) const {
@@ -228,32 +247,70 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
   for (int k = 0; k < completed; ++k) {
     int id = receives_.indices()[k];
     const MPI_Status& status = receives_.statuses()[k];
-    Worker& worker = *workers_[id];
-    MPI_Request* request = receives_.at(id);
     if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS) {
-      *request = MPI_REQUEST_NULL;
-      worker.channel.fail("a receive from it failed: " + mpi::error_text(status.MPI_ERROR));
+      *receives_.at(id) = MPI_REQUEST_NULL;
+      workers_[id]->channel.fail("a receive from it failed: " + mpi::error_text(status.MPI_ERROR));
       continue;
     }
     try {
-      auto message = worker.channel.on_received(status, request);
-      if (!message) continue;
-      worker.channel.post_receive(request);
-      if (worker.unreachable) continue;  // lost for good (its channel failed): never revived
-      worker.last_heard = now;
-      on_message(id, *message);
-    } catch (const ProtocolError& error) {
-      *request = MPI_REQUEST_NULL;
-      worker.channel.fail(fmt::format("it sent a message fiber cannot read ({})", error.what()));
+      receive(id, status, on_message, now);
     } catch (...) {
       if (!failure) failure = std::current_exception();
     }
+    heard_from(id);
   }
-  for (auto& worker : workers_) {
-    if (!worker->dead) worker->channel.progress_sends();
-  }
+  progress_sends();
   if (failure) std::rethrow_exception(failure);
   return true;
+}
+
+void WorkerSet::receive(int id, const MPI_Status& status,
+                        const std::function<void(int, Message&)>& on_message,
+                        Clock::time_point now) {
+  Worker& worker = *workers_[id];
+  MPI_Request* request = receives_.at(id);
+  try {
+    auto message = worker.channel.on_received(status, request);
+    if (!message) return;
+    worker.channel.post_receive(request);
+    if (worker.unreachable) return;  // lost for good (its channel failed): never revived
+    worker.last_heard = now;
+    on_message(id, *message);
+  } catch (const ProtocolError& error) {
+    *request = MPI_REQUEST_NULL;
+    worker.channel.fail(fmt::format("it sent a message fiber cannot read ({})", error.what()));
+  }
+}
+
+void WorkerSet::heard_from(int id) {
+  Worker& worker = *workers_[id];
+  watch_silence(id);
+  bool holds_nothing = worker.in_flight.empty();
+  if (worker.busy && holds_nothing) {
+    worker.busy = false;
+    --busy_;
+  }
+  if (!worker.pool || worker.dead) return;
+  if (holds_nothing) worker.pool->idle.push(id);
+  worker.pool->answered.push(id);
+}
+
+void WorkerSet::watch_silence(int id) {
+  const Worker& worker = *workers_[id];
+  // Every busy worker sends heartbeats (with Isolation::none from a thread: busy_heartbeat.hpp).
+  if (worker.dead || worker.in_flight.empty()) {
+    silent_order_.unwatch(id);
+    return;
+  }
+  silent_order_.watch(id, worker.in_flight.front().pool->options.worker_timeout, worker.last_heard);
+}
+
+void WorkerSet::progress_sends() {
+  for (std::size_t listed = sending_.size(); listed > 0; --listed) {
+    int id = sending_.pop();
+    Worker& worker = *workers_[id];
+    if (!worker.dead && !worker.channel.progress_sends()) sending_.push(id);
+  }
 }
 
 std::vector<int> WorkerSet::newly_unreachable() {
@@ -277,21 +334,25 @@ std::vector<std::pair<int, std::string>> WorkerSet::newly_silent(Clock::time_poi
   if (gap < kSilenceCheckPeriod) return silent;
   bool first_check = last_silence_check_ == Clock::time_point{};
   last_silence_check_ = now;
-  if (!first_check && gap > kDispatcherStall) {
-    for (auto& worker : workers_) worker->last_heard = std::min(now, worker->last_heard + gap);
+  if (!first_check && gap > kDispatcherStall) {  // (rare: every worker is looked at)
+    for (std::size_t id = 0; id < workers_.size(); ++id) {
+      Worker& worker = *workers_[id];
+      worker.last_heard = std::min(now, worker.last_heard + gap);
+      watch_silence(static_cast<int>(id));
+    }
   }
-  for (std::size_t id = 0; id < workers_.size(); ++id) {
-    Worker& worker = *workers_[id];
-    if (worker.dead || worker.in_flight.empty()) continue;
-    const InFlight& oldest = worker.in_flight.front();
-    const auto worker_timeout = oldest.pool->options.worker_timeout;
-    auto allowed = silence_.allowed(worker_timeout, now);
+  auto allowed = [&](Clock::duration worker_timeout) {
+    return silence_.allowed(worker_timeout, now);
+  };
+  while (auto id = silent_order_.silent(now, allowed)) {
+    Worker& worker = *workers_[*id];
+    const auto worker_timeout = worker.in_flight.front().pool->options.worker_timeout;
     auto silence = now - worker.last_heard;
-    if (silence <= allowed) continue;
-    silent.emplace_back(static_cast<int>(id), fmt::format("{} stopped answering for {:.1f} s",
-                                                          where(worker.info), seconds(silence)));
+    silent.emplace_back(*id, fmt::format("{} stopped answering for {:.1f} s", where(worker.info),
+                                         seconds(silence)));
     worker.dead = true;  // (lose() finishes the job; it is not looked at twice meanwhile)
-    if (silence_.on_loss(now, allowed)) {
+    silent_order_.unwatch(*id);
+    if (silence_.on_loss(now, allowed(worker_timeout))) {
       log::warn(
           "workers keep falling silent (an overloaded node?); a worker is now "
           "taken for lost after {:.0f} s of silence",
@@ -308,6 +369,11 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
   // answers again and is revived.
   worker.dead = true;
+  silent_order_.unwatch(id);
+  if (worker.busy) {
+    worker.busy = false;
+    --busy_;
+  }
   auto chunks = std::exchange(worker.in_flight, {});
   fall_back_from_relay(id);
   return chunks;
@@ -317,30 +383,31 @@ void WorkerSet::revive(int id) {
   Worker& worker = *workers_[id];
   worker.dead = false;
   worker.stale_chunks_below = next_chunk_id_;
-  worker.channel.send(MessageKind::drop);  // its chunks were re-sent to others
+  send(id, MessageKind::drop);  // its chunks were re-sent to others
   log::warn("{} answered again after being taken for lost; it waits parked", where(worker.info));
   park_if_drained(id);
 }
 
 std::vector<InFlight> WorkerSet::abandon_in_flight() {
   std::vector<InFlight> abandoned;
-  for (auto& worker : workers_) {
-    if (!worker->in_flight.empty() && !worker->dead) worker->channel.send(MessageKind::drop);
-    for (auto& chunk : worker->in_flight) abandoned.push_back(std::move(chunk));
-    worker->in_flight.clear();
-    worker->stale_chunks_below = next_chunk_id_;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    Worker& worker = *workers_[id];
+    if (!worker.in_flight.empty() && !worker.dead) send(static_cast<int>(id), MessageKind::drop);
+    for (auto& chunk : worker.in_flight) abandoned.push_back(std::move(chunk));
+    worker.in_flight.clear();
+    worker.busy = false;
+    worker.stale_chunks_below = next_chunk_id_;
   }
+  busy_ = 0;
+  silent_order_.clear();
   return abandoned;
-}
-
-bool WorkerSet::any_in_flight() const {
-  return std::any_of(workers_.begin(), workers_.end(),
-                     [](const auto& worker) { return !worker->in_flight.empty(); });
 }
 
 void WorkerSet::forget() {
   for (auto& worker : workers_) worker->group->comm.release();
   workers_.clear();
+  busy_ = 0;
+  silent_order_.clear();
   count_.store(0);
 }
 
@@ -378,6 +445,8 @@ void WorkerSet::shut_down() {
     }
   }
   workers_.clear();
+  busy_ = 0;
+  silent_order_.clear();
   count_.store(0);
 }
 

@@ -2,7 +2,9 @@
 // first, else the spawner), lending them to pools and parking them, sending chunks, listening to
 // all of them at once (a request pool: one MPI_Testsome), telling when one went silent or its
 // connection failed, and shutting them down. It knows nothing of how work is scheduled: the
-// scheduler decides what goes where, this part moves the bytes.
+// scheduler decides what goes where, this part moves the bytes. What it does per message costs
+// the same however many workers there are: it lists a pool's workers that became idle or answered
+// (PoolHandle::idle, answered) for the scheduler, and follows only the sends still in flight.
 #pragma once
 
 #include <atomic>
@@ -17,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch/silence_queue.hpp"
 #include "dispatch/silence_watch.hpp"
+#include "dispatch/worker_queue.hpp"
 #include "dispatch/worker_record.hpp"
 #include "dispatch/worker_spawner.hpp"
 #include "mpi/request_pool.hpp"
@@ -44,8 +48,13 @@ class WorkerSet {
   void leave_pool(int id);
   void park_if_drained(int id);
 
+  // Every message to a worker goes through the worker set (send_chunk or send), so that its send is
+  // followed to completion.
+  void send(int id, MessageKind kind);
+  // Sends the batch's entries to worker `id` as one message, if there are any.
+  void send(int id, Batch& batch);
   // Sends items [first, first + count) of `job` to worker `id` as one chunk; a small one joins
-  // `batch` when given (sent by the caller).
+  // `batch` when given (sent by the caller with send()).
   void send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
                   const std::shared_ptr<ScheduledJob>& job, std::size_t first, std::size_t count,
                   std::uint32_t flags, Batch* batch, Clock::time_point now);
@@ -62,10 +71,14 @@ class WorkerSet {
   // on_message) fails that worker's channel; anything else on_message throws comes back after
   // every arrived message was taken. True if anything arrived.
   bool poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message);
+  // Worker `id` was heard from (a result may have taken chunks off it): lists it in its pool's
+  // answered list, and in its idle list if it holds nothing now. poll() calls it for every
+  // message it takes (a test that answers chunks by hand calls it too).
+  void heard_from(int id);
   // Workers whose channel failed since the last call, each once (they are unreachable now).
   std::vector<int> newly_unreachable();
   // Busy workers of isolated pools silent for longer than the silence watch allows, looked for at
-  // most every kSilenceCheckPeriod: (id, why) of each.
+  // most every kSilenceCheckPeriod (at the front of the silence queue): (id, why) of each.
   std::vector<std::pair<int, std::string>> newly_silent(Clock::time_point now);
 
   // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held.
@@ -75,7 +88,7 @@ class WorkerSet {
   // Cuts every worker's chunks off (dropped on the workers, their answers ignored): the chunks.
   std::vector<InFlight> abandon_in_flight();
 
-  bool any_in_flight() const;
+  bool any_in_flight() const { return busy_ > 0; }
   // Asks every worker to stop and disconnects from it (once their chunks were answered or
   // dropped); no worker is left afterwards.
   void shut_down();
@@ -108,12 +121,23 @@ class WorkerSet {
   bool holds(const RelayedChunk& chunk) const;
   // A relay was lost: its siblings still waiting get the body from the master.
   void fall_back_from_relay(int relay);
+  // Takes the message of a completed receive from worker `id`: on_message, unless it is lost for
+  // good; a message fiber cannot read fails its channel.
+  void receive(int id, const MPI_Status& status,
+               const std::function<void(int, Message&)>& on_message, Clock::time_point now);
+  // Completes what it can of the sends in flight (only workers with sends left are looked at).
+  void progress_sends();
+  // Watches worker `id`'s silence if it is busy in an isolated pool, else no more.
+  void watch_silence(int id);
 
   WorkerSpawner spawner_;
   std::vector<std::unique_ptr<Worker>> workers_;  // index = worker id
   mpi::RequestPool receives_;                     // index = worker id
   std::vector<int> parked_;                       // ids of workers no pool holds
+  WorkerQueue sending_;                           // workers whose sends may be in flight
+  int busy_ = 0;                                  // workers with chunks in flight
   SilenceWatch silence_;
+  SilenceQueue silent_order_;  // the workers whose silence is watched
   Clock::time_point last_silence_check_{};
   std::uint64_t next_chunk_id_ = 1;
   std::uint64_t failures_seen_ = 0;  // Channel::failures_so_far() at the last look

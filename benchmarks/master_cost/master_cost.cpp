@@ -1,0 +1,116 @@
+// The master's CPU time per task message against the number of workers: empty tasks mapped at
+// chunksize 1 (one message each way per task) over pools of 4 to 128 workers, with the tasks in
+// the worker processes (Isolation::none) and in their task processes (the default). CPU time of
+// the master process, not wall time: on 2 cores the workers compete with the master, and what
+// must stay flat in n is the master's own work per message. The master's waits for answers are
+// part of it (it spins briefly before it sleeps), and they vary with how the workers get the
+// cores: each figure is the least of kRepeats maps, the least disturbed one. One CSV line each on
+// stdout, a human line on stderr:
+//
+//   isolation,workers,tasks,master_cpu_us_per_task,ratio_to_fewest
+//
+// ratio_to_fewest is the figure over that of the fewest workers of the same isolation (the
+// target: within 1.5 at 128 workers against 4).
+//
+//   ./fiber_master_cost [--workers 4,8,...] [--tasks N] [--isolation none|process]
+//
+// One isolation per run: the workers of a run stay (parked) for its later pools, and a parked
+// worker is listened to as well, so a first pool must not inherit another mode's workers.
+//
+// Run it directly: fiber::Runtime sets the MPI defaults this machine needs (no mpirun).
+#include <time.h>
+#include <fiber/fiber.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "command_line.hpp"
+
+int empty(int x) { return x; }
+FIBER_TASK(empty);
+
+namespace {
+
+constexpr int kRepeats = 5;
+constexpr std::size_t kWarmUpTasks = 2000;
+constexpr std::size_t kDefaultTasks = 20'000;
+
+double process_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+std::vector<int> numbers(std::size_t count) {
+  std::vector<int> items(count);
+  std::iota(items.begin(), items.end(), 0);
+  return items;
+}
+
+// The master's CPU microseconds per task of one map at chunksize 1, the least of kRepeats.
+double master_us_per_task(fiber::Pool& pool, std::size_t tasks) {
+  const std::vector<int> items = numbers(tasks);
+  if (pool.map(empty, numbers(kWarmUpTasks), 1) != numbers(kWarmUpTasks)) {
+    throw std::runtime_error("map returned a wrong result");
+  }
+  double least = 0;
+  for (int i = 0; i < kRepeats; ++i) {
+    double start = process_cpu_seconds();
+    std::vector<int> results = pool.map(empty, items, 1);
+    double cpu = process_cpu_seconds() - start;
+    if (results != items) throw std::runtime_error("map returned a wrong result");
+    double us = cpu * 1e6 / static_cast<double>(tasks);
+    if (i == 0 || us < least) least = us;
+  }
+  return least;
+}
+
+void measure(fiber::Isolation isolation, const std::vector<int>& worker_counts, std::size_t tasks) {
+  const char* name = isolation == fiber::Isolation::none ? "none" : "process";
+  double fewest = 0;
+  for (int workers : worker_counts) {
+    fiber::PoolOptions options;
+    options.processes = workers;
+    options.isolation = isolation;
+    fiber::Pool pool(options);
+    double us = master_us_per_task(pool, tasks);
+    if (fewest == 0) fewest = us;
+    std::printf("%s,%d,%zu,%.3f,%.3f\n", name, workers, tasks, us, us / fewest);
+    std::fflush(stdout);
+    std::fprintf(stderr, "isolation %-7s workers %4d: master %7.2f us CPU per task (x%.2f)\n", name,
+                 workers, us, us / fewest);
+    pool.close();
+    pool.join();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fiber::Runtime runtime(argc, argv);
+  CLI::App app("The master's CPU per task message against the number of workers",
+               "fiber_master_cost");
+  std::vector<int> worker_counts{4, 8, 16, 32, 64, 128};
+  std::size_t tasks = kDefaultTasks;
+  std::string isolation = "none";
+  app.add_option("--workers", worker_counts, "worker counts, fewest first")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--tasks", tasks, "tasks per map")->check(CLI::PositiveNumber);
+  app.add_option("--isolation", isolation, "where the tasks run: none (the worker) or process")
+      ->check(CLI::IsMember({"none", "process"}));
+  if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
+  if (!std::is_sorted(worker_counts.begin(), worker_counts.end())) {
+    std::fprintf(stderr, "fiber_master_cost: --workers must be given fewest first\n");
+    return 2;
+  }
+  std::printf("isolation,workers,tasks,master_cpu_us_per_task,ratio_to_fewest\n");
+  measure(isolation == "none" ? fiber::Isolation::none : fiber::Isolation::process, worker_counts,
+          tasks);
+  return 0;
+}
