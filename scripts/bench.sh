@@ -5,7 +5,9 @@
 #   overhead     the paper's sleep test (5 workers, 1 s .. 100 us tasks, ideal 1 s): fiber, the
 #                same sleeps looped in one process (the floor), the paper's rounds with no
 #                framework (threads; plain MPI processes), and the same three peers
-#   es_scaling   fiber-es generation time with 1 .. 64 workers, population 2,048
+#   es_scaling   fiber-es on 4 simulated nodes, 1 .. 128 workers, population 2,048, P = 353 .. 167k:
+#                the master's CPU, messages and bytes per generation, the pool's start-up CPU, and
+#                the paper's ES workload projected from them to 4,096 workers
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
@@ -37,7 +39,7 @@ cd "$root"
 scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results
+  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results fiber_mpi_counts
 
 # mpirun and MPI singletons refuse root without these (docs/platform.md, "Running as root").
 if [[ $(id -u) -eq 0 ]]; then
@@ -90,7 +92,7 @@ else
   overhead=(--repeats 3)
   overhead_repeats=(--repeats 3)
   peer_limit=(--limit 5)
-  es_scaling=(--workers 1 2 4 8 16 32 64 --population 2048 --generations 3)
+  es_scaling=(--workers 1 4 16 64 128 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
 fi
 
@@ -125,10 +127,10 @@ done
 end_csv overhead
 report overhead benchmarks/overhead/report.py
 
-# --- ES scaling
-begin_csv es_scaling "workers,generation,seconds,master_seconds,population,step_sleep_us,episode_steps"
-measure es_scaling 900 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
-  build "${es_scaling[@]}"
+# --- ES scaling as CPU and bytes (its header comes from es_scaling.py --header)
+: >"$results/es_scaling.csv.tmp"
+measure es_scaling 1500 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
+  build --header "${es_scaling[@]}"
 end_csv es_scaling
 report es_scaling benchmarks/es_scaling/report.py
 
