@@ -16,10 +16,12 @@ snapshots into per-generation figures):
 
     policy,parameters,population,workers,nodes,event,generation,wall_seconds,master_cpu_seconds,
     launcher_cpu_seconds,sent_messages,sent_bytes,received_messages,received_bytes,spawn_calls,
-    spawned_processes,collective_calls,collective_bytes,idle_poll_nanoseconds
+    spawned_processes,collective_calls,collective_bytes,idle_poll_nanoseconds,workers_lost
 
 idle_poll_nanoseconds: the master's CPU time in polls that found nothing (MPI tests that completed
-nothing, fiber's sched_yield between them): waiting, not work.
+nothing, fiber's sched_yield between them): waiting, not work. workers_lost: the workers fiber
+took for lost in the whole run (silent past its worker timeout, e.g. while 128 workers start on
+2 cores) and replaced, which adds spawns.
 The workers are spread evenly over the nodes: each node has ceil((workers + 1) / nodes) slots
 (the master takes one on nodeA).
 
@@ -34,6 +36,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,7 +57,17 @@ MAX_SNAPSHOTS = 4096  # kMaxSnapshots in mpi_counts.cpp
 COUNTS_MAGIC = 0x46424D5049434E54
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 HEADER = ("policy,parameters,population,workers,nodes,event,generation,wall_seconds,"
-          "master_cpu_seconds,launcher_cpu_seconds," + ",".join(COUNTERS))
+          "master_cpu_seconds,launcher_cpu_seconds," + ",".join(COUNTERS) + ",workers_lost")
+# What fiber logs when it takes a worker for lost (and replaces it).
+LOST_WORKER = "stopped answering"
+
+
+def count_lost_workers(stream, lost):
+    """Passes the job's stderr on, counting the workers fiber took for lost in lost[0]."""
+    for line in stream:
+        if LOST_WORKER in line:
+            lost[0] += 1
+        sys.stderr.write(line)
 
 
 def process_cpu_seconds(pid):
@@ -151,7 +164,11 @@ def run(build, work, policy, workers, args):
                str(args.generations), "--workers", str(workers), "--step-sleep-us", "0",
                "--output", log, "--overwrite"]
     started = time.monotonic()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    lost = [0]
+    errors = threading.Thread(target=count_lost_workers, args=(process.stderr, lost))
+    errors.start()
     ready, generations = None, []
     for line in process.stdout:
         if line.startswith("fiber-es: ") and " parameters, " in line:
@@ -167,6 +184,7 @@ def run(build, work, policy, workers, args):
             print(f"es_scaling: {policy}, {workers} workers: {line.strip()}", file=sys.stderr,
                   flush=True)
     status = process.wait()
+    errors.join()
     if status != 0 or ready is None:
         sys.exit(f"es_scaling: fiber-es with {workers} workers ({policy}) failed "
                  f"(status {status})")
@@ -177,10 +195,10 @@ def run(build, work, policy, workers, args):
     prefix = f"{policy},{parameters},{args.population},{workers},{nodes}"
     wall, master_cpu, launcher_cpu, counts = ready
     print(f"{prefix},ready,-1,{wall:.3f},{master_cpu:.6f},{launcher_cpu:.3f},"
-          + ",".join(str(counts[name]) for name in COUNTERS), flush=True)
+          + ",".join(str(counts[name]) for name in COUNTERS) + f",{lost[0]}", flush=True)
     for (generation, wall), (master_cpu, counts) in zip(generations, snapshots):
         print(f"{prefix},generation,{generation},{wall:.3f},{master_cpu:.6f},,"
-              + ",".join(str(counts[name]) for name in COUNTERS), flush=True)
+              + ",".join(str(counts[name]) for name in COUNTERS) + f",{lost[0]}", flush=True)
 
 
 def main():

@@ -72,6 +72,7 @@ class Run:
         self.workers = int(first["workers"])
         self.nodes = int(first["nodes"])
         self.spawn_calls = int(ready[0]["spawn_calls"])
+        self.workers_lost = ready[0].get("workers_lost", "?")  # "?": not recorded
         self.start_seconds = (float(ready[0]["launcher_cpu_seconds"])
                               + float(ready[0]["master_cpu_seconds"]))
         span = len(generations) - 1
@@ -127,7 +128,10 @@ class Model:
     def __init__(self, runs):
         self.fits = {name: fit({(n, run.nodes): run.per_generation[name]
                                 for n, run in runs.items()}) for name in PER_GENERATION}
-        self.start = fit({(n, run.nodes): run.start_seconds for n, run in runs.items()})
+        # Start-ups that replaced workers taken for lost spawned more than the pool: left out.
+        clean = {n: run for n, run in runs.items() if run.workers_lost in ("0", "?")}
+        self.start = fit({(n, run.nodes): run.start_seconds
+                          for n, run in (clean if len(clean) >= 2 else runs).items()})
 
     def at(self, name, n, nodes=None):
         a, b, c = self.fits[name]
@@ -151,7 +155,7 @@ def label(policy, runs):
 
 def measured_table(runs_by_policy):
     header = ["policy", "P", "workers", "nodes", "master work ms", "master CPU ms",
-              "messages out / in", "MB out / in", "P-vectors out / in per node", "spawn calls",
+              "messages out / in", "MB out / in", "P-vectors out / in per node", "spawn calls", "workers lost",
               "start-up CPU s", "start-up ms / worker"]
     lines = []
     for policy, runs in runs_by_policy.items():
@@ -164,7 +168,7 @@ def measured_table(runs_by_policy):
                 f"{g['sent_bytes'] / 1e6:.2f} / {g['received_bytes'] / 1e6:.2f}",
                 f"{run.parameter_copies_per_node('sent'):.1f} / "
                 f"{run.parameter_copies_per_node('received'):.1f}",
-                str(run.spawn_calls), f"{run.start_seconds:.2f}",
+                str(run.spawn_calls), str(run.workers_lost), f"{run.start_seconds:.2f}",
                 f"{run.start_seconds / n * 1e3:.1f}"])
     return report_support.markdown(header, lines, right_aligned=set(range(1, len(header))))
 
@@ -222,13 +226,16 @@ def checks(runs_by_policy, models):
                            f"workers on {largest.nodes} nodes: {copies:.1f} {what} per node per "
                            f"generation (target <= {MAX_COPIES_PER_NODE})")
         spawns = max(runs.values(), key=lambda run: run.spawn_calls - run.nodes)
+        replaced = (f"; {spawns.workers_lost} workers taken for lost and replaced"
+                    if spawns.workers_lost not in ("0", "?") else "")
         out.append(f"- {verdict(spawns.spawn_calls <= spawns.nodes)}: {policy}, "
                    f"{spawns.workers} workers on {spawns.nodes} nodes started with "
-                   f"{spawns.spawn_calls} spawn call(s) (target <= {spawns.nodes}; worst run)")
+                   f"{spawns.spawn_calls} spawn call(s) (target <= {spawns.nodes}; worst run"
+                   f"{replaced})")
         per_worker = models[policy].start[1]
         out.append(f"- {verdict(per_worker <= MAX_START_SECONDS_PER_WORKER)}: {policy}, "
                    f"mpirun + daemons + master CPU per started worker {per_worker * 1e3:.1f} ms "
-                   f"(slope of the fit; {largest.start_seconds / largest.workers * 1e3:.1f} ms "
+                   f"(slope of the fit, runs without lost workers; {largest.start_seconds / largest.workers * 1e3:.1f} ms "
                    f"per worker at {largest.workers}; target <= "
                    f"{MAX_START_SECONDS_PER_WORKER * 1e3:.0f} ms)")
         small = runs[min((n for n in runs if n >= 4), default=min(runs))]
@@ -275,7 +282,9 @@ def plot(path, runs_by_policy, models):
     projected.set_xlabel("workers")
     projected.set_ylabel("seconds per 50 iterations")
     projected.set_title("paper's ES workload (population 2,048): projected")
-    projected.legend(fontsize=7)
+    projected.set_xticks(counts, [f"{n:,}" for n in counts])
+    projected.minorticks_off()
+    projected.legend(fontsize=7, loc="lower left")
     for color, (policy, runs) in zip(colors, runs_by_policy.items()):
         n = list(runs)
         layout = {k: runs[k].nodes for k in n}
@@ -287,12 +296,14 @@ def plot(path, runs_by_policy, models):
                   label=f"{policy} out")
         data.plot(n, [runs[k].per_generation["received_bytes"] / 1e6 for k in n], "v",
                   color=color, label=f"{policy} in")
+    work.set_xscale("log")
     work.set_xlabel("workers (4 simulated nodes)")
     work.set_ylabel("master work per generation, ms (CPU, idle polls excluded)")
-    work.set_title("measured, with the fit a + b n")
+    work.set_title("measured, with the fit a + b n + c k (lines)")
     work.legend(fontsize=8)
     data.set_xlabel("workers (4 simulated nodes)")
     data.set_ylabel("MB per generation at the master")
+    data.set_xscale("log")
     data.set_yscale("log")
     data.set_title("measured bytes sent and received by the master")
     data.legend(fontsize=7)
