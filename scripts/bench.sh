@@ -39,7 +39,8 @@ cd "$root"
 scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results fiber_mpi_counts
+  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results fiber_mpi_counts \
+  mpi_counts_check
 
 # mpirun and MPI singletons refuse root without these (docs/platform.md, "Running as root").
 if [[ $(id -u) -eq 0 ]]; then
@@ -127,7 +128,15 @@ done
 end_csv overhead
 report overhead benchmarks/overhead/report.py
 
-# --- ES scaling as CPU and bytes (its header comes from es_scaling.py --header)
+# --- ES scaling as CPU and bytes (its header comes from es_scaling.py --header), counted by the
+# PMPI library, which is first checked against a known exchange
+counts_check=$(mktemp)
+if ! timeout 120 mpirun --oversubscribe -n 1 env \
+  LD_PRELOAD="$root/build/benchmarks/mpi_counts/libfiber_mpi_counts.so" \
+  FIBER_MPI_COUNTS="$counts_check" build/benchmarks/mpi_counts/mpi_counts_check >&2; then
+  failed+=("mpi_counts_check")
+fi
+rm -f "$counts_check"
 : >"$results/es_scaling.csv.tmp"
 measure es_scaling 1500 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
   build --header "${es_scaling[@]}"
