@@ -203,7 +203,8 @@ def run(build, work, policy, workers, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("build", help="the build directory (apps/es/fiber-es, benchmarks/mpi_counts)")
+    parser.add_argument("build",
+                        help="the build directory (apps/es/fiber-es, benchmarks/mpi_counts)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4, 16, 32, 64, 128])
     parser.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=list(POLICIES))
     parser.add_argument("--generations", type=int, default=3)
