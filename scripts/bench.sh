@@ -86,14 +86,14 @@ if $quick; then
   overhead=(--task-seconds 0.001 0.0001 --repeats 1)
   overhead_repeats=(--repeats 1)
   peer_limit=(--limit 1)
-  es_scaling=(--workers 1 4 16 --population 256 --generations 2)
+  es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   noise_memory=(--floats 4000000)
 else
   quick_flag=()
   overhead=(--repeats 3)
   overhead_repeats=(--repeats 3)
   peer_limit=(--limit 5)
-  es_scaling=(--workers 1 4 16 64 128 --population 2048 --generations 3)
+  es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
 fi
 

@@ -23,10 +23,10 @@ nothing, fiber's sched_yield between them): waiting, not work. workers_lost: the
 took for lost in the whole run (silent past its worker timeout, e.g. while 128 workers start on
 2 cores) and replaced, which adds spawns.
 The workers are spread evenly over the nodes: each node has ceil((workers + 1) / nodes) slots
-(the master takes one on nodeA).
+(the master takes one on nodeA); --also adds runs on other node counts.
 
     /usr/bin/python3 es_scaling.py BUILD_DIR [--workers 1 4 16 ...] [--policies NAME ...]
-        [--generations G] [--population P] [--nodes K]
+        [--generations G] [--population P] [--nodes K] [--also WORKERS:NODES ...]
 """
 
 import argparse
@@ -142,13 +142,13 @@ def launch_environment(hostfile, counts_path, library):
     return env, ["env", f"LD_PRELOAD={library}"]
 
 
-def run(build, work, policy, workers, args):
+def run(build, work, policy, workers, nodes, args):
     """Runs fiber-es once and prints a CSV line per snapshot."""
     environment, hidden = POLICIES[policy]
     hostfile = os.path.join(work, "hostfile")
-    slots = math.ceil((workers + 1) / args.nodes)
+    slots = math.ceil((workers + 1) / nodes)
     with open(hostfile, "w") as out:
-        for node in range(args.nodes):
+        for node in range(nodes):
             out.write(f"node{chr(ord('A') + node)} slots={slots}\n")
     counts_path = os.path.join(work, "counts")
     if os.path.exists(counts_path):
@@ -210,17 +210,27 @@ def main():
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--population", type=int, default=2048)
     parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--also", nargs="*", default=[], metavar="WORKERS:NODES",
+                        help="more runs on other node counts (so that per-node costs can be told "
+                             "from per-worker ones), e.g. 64:2")
     parser.add_argument("--header", action="store_true", help="print the CSV header first")
     args = parser.parse_args()
-    if min(args.workers + [args.population, args.nodes]) <= 0 or args.generations < 2:
-        parser.error("worker counts, --population, --nodes: positive; --generations: at least 2")
+    layouts = [(workers, args.nodes) for workers in args.workers]
+    try:
+        layouts += [tuple(int(part) for part in extra.split(":")) for extra in args.also]
+    except ValueError:
+        parser.error("--also takes WORKERS:NODES, e.g. 64:2")
+    if (min([value for layout in layouts for value in layout] + [args.population]) <= 0
+            or any(len(layout) != 2 for layout in layouts) or args.generations < 2):
+        parser.error("worker and node counts, --population: positive; --generations: at least 2")
     if args.header:
         print(HEADER, flush=True)
     with tempfile.TemporaryDirectory(prefix="fiber-es-scaling-") as work:
         for policy in args.policies:
-            for workers in args.workers:
-                print(f"es_scaling: {policy}, {workers} workers", file=sys.stderr, flush=True)
-                run(args.build, work, policy, workers, args)
+            for workers, nodes in layouts:
+                print(f"es_scaling: {policy}, {workers} workers on {nodes} nodes", file=sys.stderr,
+                      flush=True)
+                run(args.build, work, policy, workers, nodes, args)
 
 
 if __name__ == "__main__":

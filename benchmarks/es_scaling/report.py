@@ -91,25 +91,31 @@ class Run:
 
 
 def load(path):
-    """{policy: {workers: Run}}."""
+    """{policy: [Run, by workers and nodes]}."""
     grouped = {}
     for row in report_support.read_csv(path, FIELDS):
-        grouped.setdefault((row["policy"], int(row["workers"])), []).append(row)
+        grouped.setdefault((row["policy"], int(row["workers"]), int(row["nodes"])), []).append(row)
     runs = {}
-    for (policy, workers), rows in grouped.items():
+    for (policy, workers, nodes), rows in grouped.items():
         try:
-            runs.setdefault(policy, {})[workers] = Run(rows)
+            runs.setdefault(policy, []).append(Run(rows))
         except ValueError as error:
-            print(f"report.py: {policy}, {workers} workers left out: {error}", file=sys.stderr)
-    return {policy: dict(sorted(by_workers.items())) for policy, by_workers in runs.items()}
+            print(f"report.py: {policy}, {workers} workers on {nodes} nodes left out: {error}",
+                  file=sys.stderr)
+    return {policy: sorted(found, key=lambda run: (run.workers, run.nodes))
+            for policy, found in runs.items()}
 
 
 def fit(points):
-    """(a, b, c) of a + b n + c k fitted to {(n, k): value} (n workers on k nodes); c = 0 when the
-    runs do not tell n and k apart, b = 0 too with one run."""
+    """(a, b, c) of a + b n + c k fitted to {(n, k): value} (n workers on k nodes); c = 0 unless
+    some worker count ran on two node counts (otherwise k follows n and c is noise), b = 0 too
+    with one run."""
     keys = list(points)
     values = numpy.array([points[key] for key in keys])
+    apart = len(keys) > len({n for n, _ in keys})
     for columns in ((0, 1, 2), (0, 1), (0,)):
+        if 2 in columns and not apart:
+            continue
         design = numpy.array([[(1.0, n, k)[c] for c in columns] for n, k in keys])
         if numpy.linalg.matrix_rank(design) == len(columns):
             solution = numpy.linalg.lstsq(design, values, rcond=None)[0]
@@ -126,12 +132,12 @@ class Model:
     """The fitted per-generation costs of one policy and the projection they give."""
 
     def __init__(self, runs):
-        self.fits = {name: fit({(n, run.nodes): run.per_generation[name]
-                                for n, run in runs.items()}) for name in PER_GENERATION}
+        self.fits = {name: fit({(run.workers, run.nodes): run.per_generation[name]
+                                for run in runs}) for name in PER_GENERATION}
         # Start-ups that replaced workers taken for lost spawned more than the pool: left out.
-        clean = {n: run for n, run in runs.items() if run.workers_lost in ("0", "?")}
-        self.start = fit({(n, run.nodes): run.start_seconds
-                          for n, run in (clean if len(clean) >= 2 else runs).items()})
+        clean = [run for run in runs if run.workers_lost in ("0", "?")]
+        self.start = fit({(run.workers, run.nodes): run.start_seconds
+                          for run in (clean if len(clean) >= 2 else runs)})
 
     def at(self, name, n, nodes=None):
         a, b, c = self.fits[name]
@@ -150,7 +156,7 @@ class Model:
 
 
 def label(policy, runs):
-    return f"{policy} (P = {next(iter(runs.values())).parameters:,})"
+    return f"{policy} (P = {runs[0].parameters:,})"
 
 
 def measured_table(runs_by_policy):
@@ -160,17 +166,17 @@ def measured_table(runs_by_policy):
               "start-up CPU s", "start-up ms / worker"]
     lines = []
     for policy, runs in runs_by_policy.items():
-        for n, run in runs.items():
+        for run in runs:
             g = run.per_generation
             lines.append([
-                policy, f"{run.parameters:,}", str(n), str(run.nodes),
+                policy, f"{run.parameters:,}", str(run.workers), str(run.nodes),
                 f"{g['work_seconds'] * 1e3:.1f}", f"{g['master_cpu_seconds'] * 1e3:.1f}",
                 f"{g['sent_messages']:,.0f} / {g['received_messages']:,.0f}",
                 f"{g['sent_bytes'] / 1e6:.2f} / {g['received_bytes'] / 1e6:.2f}",
                 f"{run.parameter_copies_per_node('sent'):.1f} / "
                 f"{run.parameter_copies_per_node('received'):.1f}",
                 str(run.spawn_calls), str(run.workers_lost), f"{run.start_seconds:.2f}",
-                f"{run.start_seconds / n * 1e3:.1f}"])
+                f"{run.start_seconds / run.workers * 1e3:.1f}"])
     return report_support.markdown(header, lines, right_aligned=set(range(1, len(header))))
 
 
@@ -218,7 +224,7 @@ def verdict(ok):
 def checks(runs_by_policy, models):
     out = []
     for policy, runs in runs_by_policy.items():
-        largest = runs[max(runs)]
+        largest = max(runs, key=lambda run: (run.workers, run.nodes))
         if policy != "pendulum-353":  # at P = 353 the task messages outweigh the parameters
             for direction, what in (("sent", "parameter copies sent"),
                                     ("received", "gradient-sized vectors received")):
@@ -226,14 +232,13 @@ def checks(runs_by_policy, models):
                 out.append(f"- {verdict(copies <= MAX_COPIES_PER_NODE)}: {policy}, "
                            f"{largest.workers} workers on {largest.nodes} nodes: {copies:.1f} "
                            f"{what} per node per generation (target <= {MAX_COPIES_PER_NODE})")
-        clean = [run for run in runs.values() if run.workers_lost in ("0", "?")] or list(
-            runs.values())
+        clean = [run for run in runs if run.workers_lost in ("0", "?")] or runs
         spawns = max(clean, key=lambda run: (run.spawn_calls > run.nodes, run.workers))
         out.append(f"- {verdict(spawns.spawn_calls <= spawns.nodes)}: {policy}, "
                    f"{spawns.workers} workers on {spawns.nodes} nodes started with "
                    f"{spawns.spawn_calls} spawn call(s) (target <= {spawns.nodes}; of the runs "
                    "without lost workers, one that misses, else the largest)")
-        for run in runs.values():
+        for run in runs:
             if run.workers_lost not in ("0", "?"):
                 out.append(f"- note: {policy}, {run.workers} workers: {run.workers_lost} taken for "
                            f"lost while the pool started and replaced ({run.spawn_calls} spawn "
@@ -245,7 +250,8 @@ def checks(runs_by_policy, models):
                    f"{spawns.start_seconds / spawns.workers * 1e3:.1f} ms per worker at "
                    f"{spawns.workers}; target <= "
                    f"{MAX_START_SECONDS_PER_WORKER * 1e3:.0f} ms)")
-        small = runs[min((n for n in runs if n >= 4), default=min(runs))]
+        same_nodes = [run for run in runs if run.nodes == largest.nodes] or runs
+        small = min(same_nodes, key=lambda run: (run.workers < 4, run.workers))
 
         def per_message(run):
             g = run.per_generation
@@ -293,22 +299,21 @@ def plot(path, runs_by_policy, models):
     projected.minorticks_off()
     projected.legend(fontsize=7, loc="lower left")
     for color, (policy, runs) in zip(colors, runs_by_policy.items()):
-        n = list(runs)
-        layout = {k: runs[k].nodes for k in n}
-        work.plot(n, [runs[k].per_generation["work_seconds"] * 1e3 for k in n], "o",
-                  color=color, label=label(policy, runs))
-        work.plot(n, [models[policy].at("work_seconds", k, layout[k]) * 1e3 for k in n], "-",
-                  color=color)
-        data.plot(n, [runs[k].per_generation["sent_bytes"] / 1e6 for k in n], "^", color=color,
+        n = [run.workers for run in runs]
+        work.plot(n, [run.per_generation["work_seconds"] * 1e3 for run in runs], "o",
+                  color=color, label=f"{label(policy, runs)}, measured")
+        work.plot(n, [models[policy].at("work_seconds", run.workers, run.nodes) * 1e3
+                      for run in runs], "_", markersize=14, color=color, label="its fit")
+        data.plot(n, [run.per_generation["sent_bytes"] / 1e6 for run in runs], "^", color=color,
                   label=f"{policy} out")
-        data.plot(n, [runs[k].per_generation["received_bytes"] / 1e6 for k in n], "v",
+        data.plot(n, [run.per_generation["received_bytes"] / 1e6 for run in runs], "v",
                   color=color, label=f"{policy} in")
     work.set_xscale("log")
-    work.set_xlabel("workers (4 simulated nodes)")
+    work.set_xlabel("workers (simulated nodes: see the table)")
     work.set_ylabel("master work per generation, ms (CPU, idle polls excluded)")
-    work.set_title("measured, with the fit a + b n + c k (lines)")
+    work.set_title("measured, and the fit a + b n + c k")
     work.legend(fontsize=8)
-    data.set_xlabel("workers (4 simulated nodes)")
+    data.set_xlabel("workers (simulated nodes: see the table)")
     data.set_ylabel("MB per generation at the master")
     data.set_xscale("log")
     data.set_yscale("log")
@@ -325,7 +330,7 @@ def main():
         sys.exit("report.py: no complete ES scaling run in " + args.csv)
     models = {policy: Model(runs) for policy, runs in runs_by_policy.items()}
     population = statistics.mode(run.population for runs in runs_by_policy.values()
-                                 for run in runs.values())
+                                 for run in runs)
     text = (
         f"Measured: per generation of fiber-es (population {population:,}, one antithetic pair "
         "per task), on 4 simulated nodes with the workers spread evenly; the master's work is its "
