@@ -73,6 +73,7 @@ class Run:
         self.nodes = int(first["nodes"])
         self.spawn_calls = int(ready[0]["spawn_calls"])
         self.workers_lost = ready[0].get("workers_lost", "?")  # "?": not recorded
+        self.exit_status = ready[0].get("exit_status") or "0"
         self.start_seconds = (float(ready[0]["launcher_cpu_seconds"])
                               + float(ready[0]["master_cpu_seconds"]))
         span = len(generations) - 1
@@ -239,6 +240,9 @@ def checks(runs_by_policy, models):
                    f"{spawns.spawn_calls} spawn call(s) (target <= {spawns.nodes}; of the runs "
                    "without lost workers, one that misses, else the largest)")
         for run in runs:
+            if run.exit_status != "0":
+                out.append(f"- note: {policy}, {run.workers} workers on {run.nodes} nodes: every "
+                           f"generation ran, but mpirun exited with status {run.exit_status}")
             if run.workers_lost not in ("0", "?"):
                 out.append(f"- note: {policy}, {run.workers} workers: {run.workers_lost} taken for "
                            f"lost while the pool started and replaced ({run.spawn_calls} spawn "
@@ -250,8 +254,7 @@ def checks(runs_by_policy, models):
                    f"{spawns.start_seconds / spawns.workers * 1e3:.1f} ms per worker at "
                    f"{spawns.workers}; target <= "
                    f"{MAX_START_SECONDS_PER_WORKER * 1e3:.0f} ms)")
-        same_nodes = [run for run in runs if run.nodes == largest.nodes] or runs
-        small = min(same_nodes, key=lambda run: (run.workers < 4, run.workers))
+        small = min(runs, key=lambda run: (run.workers < 4, run.workers))
 
         def per_message(run):
             g = run.per_generation
@@ -333,11 +336,13 @@ def main():
                                  for run in runs)
     text = (
         f"Measured: per generation of fiber-es (population {population:,}, one antithetic pair "
-        "per task), on 4 simulated nodes with the workers spread evenly; the master's work is its "
-        "CPU time (all threads) less its polls that found nothing; P-vectors = bytes / (8 P) / "
-        "nodes used; start-up = CPU of mpirun, the node daemons and the master until the pool is "
+        "per task), on simulated nodes (the nodes column: those the workers used, spread "
+        "evenly); the master's work is its CPU time (all threads) less its polls that found "
+        "nothing (it includes the CPU the MPI transport spends per byte on this machine); "
+        "P-vectors = bytes / (8 P) / nodes; start-up = CPU of mpirun, the node daemons and the "
+        "master until the pool is "
         "ready.\n\n" + measured_table(runs_by_policy)
-        + "\nFitted per generation (n workers):\n\n" + model_text(runs_by_policy, models)
+        + "\nFitted per generation (n workers on k nodes):\n\n" + model_text(runs_by_policy, models)
         + f"\nProjected: the paper's workload ({PAPER_TASKS:,} tasks of {PAPER_TAU:.2f} s, "
         f"{PAPER_ITERATIONS} iterations), seconds and efficiency, with {NODE_SIZE} workers per "
         f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial:\n\n"
