@@ -83,6 +83,8 @@ class Run:
                 return float(row["master_cpu_seconds"]) - int(row["idle_poll_nanoseconds"]) / 1e9
             return float(row[name])
 
+        # A worker replaced between the snapshots re-ran tasks: those figures are not one pool's.
+        self.replaced_during = first["spawn_calls"] != last["spawn_calls"]
         self.per_generation = {name: (value(last, name) - value(first, name)) / span
                                for name in PER_GENERATION}
 
@@ -133,8 +135,10 @@ class Model:
     """The fitted per-generation costs of one policy and the projection they give."""
 
     def __init__(self, runs):
+        steady = [run for run in runs if not run.replaced_during]
         self.fits = {name: fit({(run.workers, run.nodes): run.per_generation[name]
-                                for run in runs}) for name in PER_GENERATION}
+                                for run in (steady if len(steady) >= 2 else runs)})
+                     for name in PER_GENERATION}
         # Start-ups that replaced workers taken for lost spawned more than the pool: left out.
         clean = [run for run in runs if run.workers_lost in ("0", "?")]
         self.start = fit({(run.workers, run.nodes): run.start_seconds
@@ -183,7 +187,8 @@ def measured_table(runs_by_policy):
 
 def linear(coefficients, scale, unit):
     a, b, c = (value * scale for value in coefficients)
-    return f"{a:,.1f} {unit} + {b:,.2f} {unit} x n + {c:,.1f} {unit} x k"
+    unit = f" {unit}" if unit else ""
+    return f"{a:,.1f}{unit} + {b:,.2f}{unit} x n + {c:,.1f}{unit} x k"
 
 
 def model_text(runs_by_policy, models):
@@ -244,11 +249,17 @@ def checks(runs_by_policy, models):
                 out.append(f"- note: {policy}, {run.workers} workers on {run.nodes} nodes: every "
                            f"generation ran, but mpirun exited with status {run.exit_status}")
             if run.workers_lost not in ("0", "?"):
-                out.append(f"- note: {policy}, {run.workers} workers: {run.workers_lost} taken for "
-                           f"lost while the pool started and replaced ({run.spawn_calls} spawn "
-                           "calls in all); left out of the start-up and spawn checks")
+                when = ("between the generations measured: left out of the fits too"
+                        if run.replaced_during else "before the generations measured")
+                out.append(f"- note: {policy}, {run.workers} workers on {run.nodes} nodes: "
+                           f"{run.workers_lost} taken for lost and replaced ({run.spawn_calls} "
+                           f"spawn call(s) by the pool's start), {when}; left out of the start-up "
+                           "and spawn checks")
         per_worker = models[policy].start[1]
-        out.append(f"- {verdict(per_worker <= MAX_START_SECONDS_PER_WORKER)}: {policy}, "
+        # A negative slope: these runs do not determine the cost per worker.
+        start_verdict = (verdict(per_worker <= MAX_START_SECONDS_PER_WORKER)
+                         if per_worker >= 0 else "undetermined")
+        out.append(f"- {start_verdict}: {policy}, "
                    f"mpirun + daemons + master CPU per started worker {per_worker * 1e3:.1f} ms "
                    "(slope of the fit, runs without lost workers; "
                    f"{spawns.start_seconds / spawns.workers * 1e3:.1f} ms per worker at "
@@ -312,6 +323,7 @@ def plot(path, runs_by_policy, models):
         data.plot(n, [run.per_generation["received_bytes"] / 1e6 for run in runs], "v",
                   color=color, label=f"{policy} in")
     work.set_xscale("log")
+    work.set_yscale("log")
     work.set_xlabel("workers (simulated nodes: see the table)")
     work.set_ylabel("master work per generation, ms (CPU, idle polls excluded)")
     work.set_title("measured, and the fit a + b n + c k")
