@@ -12,8 +12,8 @@
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #
-#   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
-#   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
+#   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
 #
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
 # and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
