@@ -5,13 +5,15 @@
 #   overhead     the paper's sleep test (5 workers, 1 s .. 100 us tasks, ideal 1 s): fiber, the
 #                same sleeps looped in one process (the floor), the paper's rounds with no
 #                framework (threads; plain MPI processes), and the same three peers
-#   es_scaling   fiber-es generation time with 1 .. 64 workers, population 2,048
+#   es_scaling   fiber-es on 4 simulated nodes, 1 .. 128 workers, population 2,048, P = 353 .. 167k:
+#                the master's CPU, messages and bytes per generation, the pool's start-up CPU, and
+#                the paper's ES workload projected from them to 4,096 workers
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #
-#   scripts/bench.sh            the full run (about 20 minutes on 2 cores)
-#   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
+#   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
 #
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
 # and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
@@ -37,7 +39,8 @@ cd "$root"
 scripts/setup.sh --bench
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
 cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results
+  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results fiber_mpi_counts \
+  mpi_counts_check
 
 # mpirun and MPI singletons refuse root without these (docs/platform.md, "Running as root").
 if [[ $(id -u) -eq 0 ]]; then
@@ -83,14 +86,14 @@ if $quick; then
   overhead=(--task-seconds 0.001 0.0001 --repeats 1)
   overhead_repeats=(--repeats 1)
   peer_limit=(--limit 1)
-  es_scaling=(--workers 1 4 16 --population 256 --generations 2)
+  es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   noise_memory=(--floats 4000000)
 else
   quick_flag=()
   overhead=(--repeats 3)
   overhead_repeats=(--repeats 3)
   peer_limit=(--limit 5)
-  es_scaling=(--workers 1 2 4 8 16 32 64 --population 2048 --generations 3)
+  es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
 fi
 
@@ -125,10 +128,18 @@ done
 end_csv overhead
 report overhead benchmarks/overhead/report.py
 
-# --- ES scaling
-begin_csv es_scaling "workers,generation,seconds,master_seconds,population,step_sleep_us,episode_steps"
-measure es_scaling 900 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
-  build "${es_scaling[@]}"
+# --- ES scaling as CPU and bytes (its header comes from es_scaling.py --header), counted by the
+# PMPI library, which is first checked against a known exchange
+counts_check=$(mktemp)
+if ! timeout 120 mpirun --oversubscribe -n 1 env \
+  LD_PRELOAD="$root/build/benchmarks/mpi_counts/libfiber_mpi_counts.so" \
+  FIBER_MPI_COUNTS="$counts_check" build/benchmarks/mpi_counts/mpi_counts_check >&2; then
+  failed+=("mpi_counts_check")
+fi
+rm -f "$counts_check"
+: >"$results/es_scaling.csv.tmp"
+measure es_scaling 1500 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
+  build --header "${es_scaling[@]}"
 end_csv es_scaling
 report es_scaling benchmarks/es_scaling/report.py
 

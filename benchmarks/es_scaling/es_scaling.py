@@ -1,65 +1,243 @@
 #!/usr/bin/python3
-"""ES scaling: generation time of fiber-es with 1, 2, 4, ... 64 workers at the paper's population
-of 2,048, on Pendulum-v1 (every episode 200 steps) with a simulated cost per step
-(--step-sleep-us, slept at the end of each episode), so that sleeping workers, not the 2 cores of
-this machine, set the pace. One task is one antithetic pair (2 episodes): 1,024 tasks per
-generation. Each worker count is a fresh run of fiber-es through fiberrun; its HDF5 log gives the
-time of every generation and the master's own part of it (master_seconds: all but the waits on
-the pool). One CSV line per generation on stdout:
+"""ES scaling as CPU and bytes: fiber-es on 4 simulated nodes (tests/multinode's launcher), with 1
+to 128 workers and policies of 353 (Pendulum-v1), ~29k and ~167k parameters (Humanoid), at the
+paper's population of 2,048 (1,024 tasks of one antithetic pair). Each run is one mpirun whose
+master has the PMPI counting library (build/benchmarks/mpi_counts) preloaded. Two kinds of
+snapshot, each of the master's CPU time (all its threads) and MPI counters (messages and bytes
+sent and received, spawn calls, CPU in polls that found nothing):
 
-    workers,generation,seconds,master_seconds,population,step_sleep_us,episode_steps
+  - "ready": when the master's log says the pool is ready, read by this script, with the CPU
+    time of mpirun and its node daemons (orted) from /proc (ticks of 10 ms);
+  - "generation": taken by the library in the master when fiber-es flushes a generation's log
+    line (CPU from the master's own clock, nanoseconds).
 
-    /usr/bin/python3 es_scaling.py BUILD_DIR [--workers 1 2 4 ...] [--generations G]
-        [--step-sleep-us S] [--population P]
+One CSV line per snapshot on stdout (benchmarks/es_scaling/report.py turns differences between
+snapshots into per-generation figures):
+
+    policy,parameters,population,workers,nodes,event,generation,wall_seconds,master_cpu_seconds,
+    launcher_cpu_seconds,sent_messages,sent_bytes,received_messages,received_bytes,spawn_calls,
+    spawned_processes,collective_calls,collective_bytes,idle_poll_nanoseconds,workers_lost,
+    exit_status
+
+idle_poll_nanoseconds: the master's CPU time in polls that found nothing (MPI tests that completed
+nothing, fiber's sched_yield between them): waiting, not work. workers_lost: the workers fiber
+took for lost in the whole run (silent past its worker timeout, e.g. while 128 workers start on
+2 cores) and replaced, which adds spawns. exit_status: mpirun's; a run that completed every
+generation is kept even when its teardown failed (said on stderr).
+The workers are spread evenly over the nodes: each node has ceil((workers + 1) / nodes) slots
+(the master takes one on nodeA); --also adds runs on other node counts.
+
+    /usr/bin/python3 es_scaling.py BUILD_DIR [--workers 1 4 16 ...] [--policies NAME ...]
+        [--generations G] [--population P] [--nodes K] [--also WORKERS:NODES ...]
 """
 
 import argparse
+import math
 import os
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
-import h5py
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MULTINODE = os.path.join(ROOT, "tests", "multinode")
+# name: (environment, hidden sizes); parameters = the MLP's weights and biases.
+POLICIES = {
+    "pendulum-353": ("Pendulum-v1", [16, 16]),
+    "humanoid-29k": ("Humanoid", [58, 58]),
+    "humanoid-167k": ("Humanoid", [242, 242]),
+}
+NOISE_SIZE = 2_000_000  # entries of the noise table: larger than every policy here
+# The counting library's file: magic, pid, then the counters in this order (mpi_counts.cpp).
+COUNTERS = ("sent_messages", "sent_bytes", "received_messages", "received_bytes", "spawn_calls",
+            "spawned_processes", "collective_calls", "collective_bytes", "idle_poll_nanoseconds")
+COUNTS_FORMAT = f"={3 + len(COUNTERS)}Q"  # magic, pid, the counters, the snapshots taken
+SNAPSHOT_FORMAT = f"={1 + len(COUNTERS)}Q"  # the master's CPU nanoseconds, the counters
+MAX_SNAPSHOTS = 4096  # kMaxSnapshots in mpi_counts.cpp
+COUNTS_MAGIC = 0x46424D5049434E54
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+HEADER = ("policy,parameters,population,workers,nodes,event,generation,wall_seconds,"
+          "master_cpu_seconds,launcher_cpu_seconds," + ",".join(COUNTERS)
+          + ",workers_lost,exit_status")
+# What fiber logs when it takes a worker for lost (and replaces it).
+LOST_WORKER = "stopped answering"
 
-EPISODE_STEPS = 200  # Pendulum-v1 always runs 200 steps
+
+def count_lost_workers(stream, lost):
+    """Passes the job's stderr on, counting the workers fiber took for lost in lost[0]."""
+    for line in stream:
+        if LOST_WORKER in line:
+            lost[0] += 1
+        sys.stderr.write(line)
+
+
+def process_cpu_seconds(pid):
+    """utime + stime of `pid` (all its threads, also ended ones), 0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def children_by_parent():
+    """{parent pid: [(child pid, command name)]} over the machine's processes."""
+    tree = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                text = stat.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        parent = int(text.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(parent, []).append((int(entry), name))
+    return tree
+
+
+def launcher_cpu_seconds(mpirun):
+    """CPU time of mpirun and of the node daemons (orted) it started."""
+    tree = children_by_parent()
+    total, pending = process_cpu_seconds(mpirun), [mpirun]
+    while pending:
+        for child, name in tree.get(pending.pop(), []):
+            if name == "orted":
+                total += process_cpu_seconds(child)
+            elif name != "fiber-es":  # the fake ssh's shells lead to the daemons
+                pending.append(child)
+    return total
+
+
+def read_counts(path):
+    """(master pid, {counter: value}, [(cpu seconds, {counter: value}) per snapshot]) from the
+    counting library's file."""
+    with open(path, "rb") as counts:
+        data = counts.read()
+    header = struct.calcsize(COUNTS_FORMAT)
+    values = struct.unpack_from(COUNTS_FORMAT, data)
+    if values[0] != COUNTS_MAGIC:
+        sys.exit(f"es_scaling: {path} is not the counting library's file")
+    taken = min(values[-1], MAX_SNAPSHOTS)
+    size = struct.calcsize(SNAPSHOT_FORMAT)
+    snapshots = []
+    for index in range(taken):
+        cpu, *tallies = struct.unpack_from(SNAPSHOT_FORMAT, data, header + index * size)
+        snapshots.append((cpu / 1e9, dict(zip(COUNTERS, tallies))))
+    return values[1], dict(zip(COUNTERS, values[2:-1])), snapshots
+
+
+def launch_environment(hostfile, counts_path, library):
+    """The environment of tests/multinode/run.sh, with this run's hostfile and counters."""
+    agent = "fakessh-root.sh" if os.geteuid() == 0 else "fakessh-user.sh"
+    env = dict(os.environ)
+    env.update({
+        "OMPI_MCA_plm_rsh_agent": os.path.join(MULTINODE, agent),
+        "OMPI_MCA_orte_default_hostfile": hostfile,
+        "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
+        "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+        "FIBER_OVERSUBSCRIBE": "1", "FIBER_MPI_COUNTS": counts_path,
+    })
+    return env, ["env", f"LD_PRELOAD={library}"]
+
+
+def run(build, work, policy, workers, nodes, args):
+    """Runs fiber-es once and prints a CSV line per snapshot."""
+    environment, hidden = POLICIES[policy]
+    hostfile = os.path.join(work, "hostfile")
+    slots = math.ceil((workers + 1) / nodes)
+    with open(hostfile, "w") as out:
+        for node in range(nodes):
+            out.write(f"node{chr(ord('A') + node)} slots={slots}\n")
+    counts_path = os.path.join(work, "counts")
+    if os.path.exists(counts_path):
+        os.remove(counts_path)
+    library = os.path.join(build, "benchmarks", "mpi_counts", "libfiber_mpi_counts.so")
+    env, preload = launch_environment(hostfile, counts_path, library)
+    log = os.path.join(work, "run.h5")
+    command = ["mpirun", "-n", "1", *preload, os.path.join(build, "apps", "es", "fiber-es"),
+               "--env", environment, "--hidden", *map(str, hidden),
+               "--population", str(args.population), "--pairs-per-task", "1",
+               "--eval-episodes", "0", "--noise-size", str(NOISE_SIZE),
+               "--generations", str(args.generations), "--checkpoint-every",
+               str(args.generations), "--workers", str(workers), "--step-sleep-us", "0",
+               "--output", log, "--overwrite"]
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    lost = [0]
+    errors = threading.Thread(target=count_lost_workers, args=(process.stderr, lost))
+    errors.start()
+    ready, generations = None, []
+    for line in process.stdout:
+        if line.startswith("fiber-es: ") and " parameters, " in line:
+            # "fiber-es: ENV, P parameters, population N, W workers on HOSTS, log PATH"
+            parameters = int(line.split(",")[1].split()[0])
+            hosts = line.split(" workers on ", 1)[1].rsplit(", log ", 1)[0]
+            nodes = len(set(hosts.split(",")))
+            pid, counts, _ = read_counts(counts_path)
+            ready = (time.monotonic() - started, process_cpu_seconds(pid),
+                     launcher_cpu_seconds(process.pid), counts)
+        elif line.startswith("gen "):
+            generations.append((int(line.split()[1]), time.monotonic() - started))
+            print(f"es_scaling: {policy}, {workers} workers: {line.strip()}", file=sys.stderr,
+                  flush=True)
+    status = process.wait()
+    errors.join()
+    if ready is None or len(generations) < args.generations:
+        sys.exit(f"es_scaling: fiber-es with {workers} workers ({policy}) failed "
+                 f"(status {status})")
+    if status != 0:
+        print(f"es_scaling: warning: fiber-es with {workers} workers ({policy}) ran every "
+              f"generation but mpirun exited with status {status}", file=sys.stderr, flush=True)
+    _, _, snapshots = read_counts(counts_path)
+    if len(snapshots) != len(generations):
+        sys.exit(f"es_scaling: {len(snapshots)} snapshots of the counters for "
+                 f"{len(generations)} generations ({policy}, {workers} workers)")
+    prefix = f"{policy},{parameters},{args.population},{workers},{nodes}"
+    wall, master_cpu, launcher_cpu, counts = ready
+    print(f"{prefix},ready,-1,{wall:.3f},{master_cpu:.6f},{launcher_cpu:.3f},"
+          + ",".join(str(counts[name]) for name in COUNTERS) + f",{lost[0]},{status}", flush=True)
+    for (generation, wall), (master_cpu, counts) in zip(generations, snapshots):
+        print(f"{prefix},generation,{generation},{wall:.3f},{master_cpu:.6f},,"
+              + ",".join(str(counts[name]) for name in COUNTERS) + f",{lost[0]},{status}",
+              flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("build", help="the build directory (fiberrun, apps/es/fiber-es)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("build",
+                        help="the build directory (apps/es/fiber-es, benchmarks/mpi_counts)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 4, 16, 64, 128])
+    parser.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=list(POLICIES))
     parser.add_argument("--generations", type=int, default=3)
-    parser.add_argument("--step-sleep-us", type=int, default=50)
     parser.add_argument("--population", type=int, default=2048)
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--also", nargs="*", default=[], metavar="WORKERS:NODES",
+                        help="more runs on other node counts (so that per-node costs can be told "
+                             "from per-worker ones), e.g. 64:2")
+    parser.add_argument("--header", action="store_true", help="print the CSV header first")
     args = parser.parse_args()
-    if min(args.workers + [args.generations, args.step_sleep_us, args.population]) <= 0:
-        parser.error("worker counts, --generations, --step-sleep-us, --population: positive")
-    fiberrun = os.path.join(args.build, "libfiber", "fiberrun")
-    fiber_es = os.path.join(args.build, "apps", "es", "fiber-es")
+    layouts = [(workers, args.nodes) for workers in args.workers]
+    try:
+        layouts += [tuple(int(part) for part in extra.split(":")) for extra in args.also]
+    except ValueError:
+        parser.error("--also takes WORKERS:NODES, e.g. 64:2")
+    if (min([value for layout in layouts for value in layout] + [args.population]) <= 0
+            or any(len(layout) != 2 for layout in layouts) or args.generations < 2):
+        parser.error("worker and node counts, --population: positive; --generations: at least 2")
+    if args.header:
+        print(HEADER, flush=True)
     with tempfile.TemporaryDirectory(prefix="fiber-es-scaling-") as work:
-        for workers in args.workers:
-            log = os.path.join(work, f"run-{workers}.h5")
-            command = [fiberrun, "-n", "1", fiber_es, "--env", "Pendulum-v1",
-                       "--population", str(args.population), "--pairs-per-task", "1",
-                       "--eval-episodes", "0", "--hidden", "16", "16",
-                       "--noise-size", "1000000", "--generations", str(args.generations),
-                       "--checkpoint-every", str(args.generations), "--workers", str(workers),
-                       "--step-sleep-us", str(args.step_sleep_us), "--output", log]
-            print(f"es_scaling: {workers} workers", file=sys.stderr, flush=True)
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-            with h5py.File(log) as f:
-                rows = f["log"].attrs["rows"]
-                cumulative = f["log/seconds"][:rows]
-                master = f["log/master_seconds"][:rows]
-            previous = 0.0
-            for generation in range(rows):
-                seconds = cumulative[generation] - previous
-                previous = cumulative[generation]
-                print(f"{workers},{generation},{seconds:.6f},{master[generation]:.6f},"
-                      f"{args.population},{args.step_sleep_us},{EPISODE_STEPS}", flush=True)
-                print(f"es_scaling: {workers:3d} workers generation {generation}: "
-                      f"{seconds:8.3f} s, master {master[generation] * 1e3:7.2f} ms",
-                      file=sys.stderr, flush=True)
+        for policy in args.policies:
+            for workers, nodes in layouts:
+                print(f"es_scaling: {policy}, {workers} workers on {nodes} nodes", file=sys.stderr,
+                      flush=True)
+                run(args.build, work, policy, workers, nodes, args)
 
 
 if __name__ == "__main__":

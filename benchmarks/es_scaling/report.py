@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""The ES scaling report: generation time of fiber-es against the number of workers, the
-master's own time, and a model fitted to them that projects the time and the efficiency to 1,024
-workers, beside the Fiber paper's figures (benchmarks/README.md explains the model).
+"""The ES scaling report: what fiber-es's master costs per generation (CPU, messages, bytes) and
+what starting its pool costs (mpirun, node daemons, master), measured on simulated nodes, and a
+projection of the Fiber paper's ES workload from them to 32 .. 4,096 workers.
 
     /usr/bin/python3 report.py es_scaling.csv [--markdown PATH] [--readme PATH] [--plot PATH]
 
-Model of one generation with n workers and K tasks of tau seconds each (one antithetic pair):
+Per generation = (the last generation's snapshot - the first's) / (generations - 1), so the first
+generation (warm-up) is left out. The master's work = its CPU time minus its CPU in polls that
+found nothing (es_scaling.py). Each per-generation quantity X of a policy is fitted as
+X = a + b n + c k over the runs measured (least squares; n workers on k nodes). The projection
+of one generation of the paper's workload (K = 1,024 tasks of one antithetic pair, TAU seconds
+each, on n workers, NODE_SIZE workers per node):
 
-    T(n) = m + c * n + ceil(K / n) * tau
+    T(n) = ceil(K / n) TAU + work(n) + (bytes_out(n) + bytes_in(n)) / bandwidth
+           + (messages_out(n) + messages_in(n)) x latency
 
-m: the master's own time (measured: master_seconds); tau: from the 1-worker run,
-(T(1) - m - c) / K; c: the cost that grows with the workers (the parameters broadcast to each
-worker, twice as many gradient parts as workers, more messages), fitted by least squares to the
-measured times. The first generation of each run is left out when there are others (warm-up).
+with every master cost counted as serial (none overlapped with the workers' episodes: an upper
+bound). Efficiency = ceil(K / n) TAU / T(n): the share of the time the workers' episodes take
+(with K = 1,024 tasks, more than 1,024 workers cannot all be busy, whatever the framework).
 """
 
 import math
@@ -20,120 +25,348 @@ import os
 import statistics
 import sys
 
+import numpy
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import report_support  # noqa: E402
 
-FIELDS = ("workers", "generation", "seconds", "master_seconds", "population")
-PROJECTED = (128, 256, 512, 1024)
-# The paper's figure (seconds for 50 ES iterations, population 2,048): Fiber, IPyParallel.
+FIELDS = ("policy", "parameters", "population", "workers", "nodes", "event", "generation",
+          "master_cpu_seconds", "launcher_cpu_seconds", "sent_messages", "sent_bytes",
+          "received_messages", "received_bytes", "spawn_calls", "idle_poll_nanoseconds")
+PER_GENERATION = ("master_cpu_seconds", "work_seconds", "sent_messages", "sent_bytes",
+                  "received_messages", "received_bytes")
+BYTES_PER_PARAMETER = 8  # fiber-es sends theta and receives gradients as doubles
+# The paper's ES workload: population 2,048 in tasks of one antithetic pair, 50 iterations; its
+# 32-worker time (1,475 s) taken as ideal gives the time of one pair.
+PAPER_TASKS = 1024
+PAPER_ITERATIONS = 50
+PAPER_TAU = 1475 / PAPER_ITERATIONS * 32 / PAPER_TASKS
+# Seconds for 50 iterations in the paper: Fiber, IPyParallel (None: failed).
 PAPER = {32: (1475, 1520), 64: (800, 905), 128: (460, 760), 256: (305, 895), 512: (245, 1370),
          1024: (245, None)}
-PAPER_ITERATIONS = 50
+PROJECTED = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+NODE_SIZE = 32  # workers per node in the projection
+NETWORKS = {"100 Gb/s": 100e9 / 8, "10 Gb/s": 10e9 / 8}  # bytes per second
+LATENCY = 2e-6  # seconds per message
+# The issue's targets.
+EFFICIENCY_TARGETS = {"humanoid-167k": 0.90, "humanoid-29k": 0.95}
+MAX_COPIES_PER_NODE = 2
+MAX_START_SECONDS_PER_WORKER = 0.005
+MAX_WORK_PER_MESSAGE_RATIO = 1.5
+TARGET_WORKERS = 1024
+
+
+class Run:
+    """One fiber-es run: its start and its per-generation figures."""
+
+    def __init__(self, rows):
+        ready = [r for r in rows if r["event"] == "ready"]
+        generations = sorted((r for r in rows if r["event"] == "generation"),
+                             key=lambda r: int(r["generation"]))
+        if not ready or len(generations) < 2:
+            raise ValueError("a run needs its ready row and at least 2 generations")
+        first, last = generations[0], generations[-1]
+        self.policy = first["policy"]
+        self.parameters = int(first["parameters"])
+        self.population = int(first["population"])
+        self.workers = int(first["workers"])
+        self.nodes = int(first["nodes"])
+        self.spawn_calls = int(ready[0]["spawn_calls"])
+        self.workers_lost = ready[0].get("workers_lost", "?")  # "?": not recorded
+        self.exit_status = ready[0].get("exit_status") or "0"
+        self.start_seconds = (float(ready[0]["launcher_cpu_seconds"])
+                              + float(ready[0]["master_cpu_seconds"]))
+        span = len(generations) - 1
+
+        def value(row, name):
+            if name == "work_seconds":
+                return float(row["master_cpu_seconds"]) - int(row["idle_poll_nanoseconds"]) / 1e9
+            return float(row[name])
+
+        # A worker replaced between the snapshots re-ran tasks: those figures are not one pool's.
+        self.replaced_during = first["spawn_calls"] != last["spawn_calls"]
+        self.per_generation = {name: (value(last, name) - value(first, name)) / span
+                               for name in PER_GENERATION}
+
+    def parameter_copies_per_node(self, direction):
+        vector = self.parameters * BYTES_PER_PARAMETER
+        return self.per_generation[f"{direction}_bytes"] / vector / self.nodes
 
 
 def load(path):
-    """{workers: (median generation seconds, median master seconds, population)}."""
-    runs = {}
+    """{policy: [Run, by workers and nodes]}."""
+    grouped = {}
     for row in report_support.read_csv(path, FIELDS):
-        runs.setdefault(int(row["workers"]), []).append(row)
-    measured = {}
-    for workers, rows in sorted(runs.items()):
-        rows.sort(key=lambda r: int(r["generation"]))
-        kept = rows[1:] if len(rows) > 1 else rows
-        measured[workers] = (statistics.median(float(r["seconds"]) for r in kept),
-                             statistics.median(float(r["master_seconds"]) for r in kept),
-                             int(rows[0]["population"]))
-    return measured
+        grouped.setdefault((row["policy"], int(row["workers"]), int(row["nodes"])), []).append(row)
+    runs = {}
+    for (policy, workers, nodes), rows in grouped.items():
+        try:
+            runs.setdefault(policy, []).append(Run(rows))
+        except ValueError as error:
+            print(f"report.py: {policy}, {workers} workers on {nodes} nodes left out: {error}",
+                  file=sys.stderr)
+    return {policy: sorted(found, key=lambda run: (run.workers, run.nodes))
+            for policy, found in runs.items()}
 
 
-def fit(measured):
-    """(m, c, tau, tasks): the model's parameters from the measurements."""
-    tasks = next(iter(measured.values()))[2] // 2
-    m = statistics.median(master for _, master, _ in measured.values())
-    c, tau = 0.0, 0.0
-    for _ in range(20):  # tau and c depend on each other a little; a few rounds settle them
-        tau = (measured[min(measured)][0] - m - c * min(measured)) / (
-            math.ceil(tasks / min(measured)))
-        residual = {n: t - m - math.ceil(tasks / n) * tau for n, (t, _, _) in measured.items()}
-        c = max(0.0, sum(r * n for n, r in residual.items()) / sum(n * n for n in residual))
-    return m, c, tau, tasks
+def fit(points):
+    """(a, b, c) of a + b n + c k fitted to {(n, k): value} (n workers on k nodes); c = 0 unless
+    some worker count ran on two node counts (otherwise k follows n and c is noise), b = 0 too
+    with one run."""
+    keys = list(points)
+    values = numpy.array([points[key] for key in keys])
+    apart = len(keys) > len({n for n, _ in keys})
+    for columns in ((0, 1, 2), (0, 1), (0,)):
+        if 2 in columns and not apart:
+            continue
+        design = numpy.array([[(1.0, n, k)[c] for c in columns] for n, k in keys])
+        if numpy.linalg.matrix_rank(design) == len(columns):
+            solution = numpy.linalg.lstsq(design, values, rcond=None)[0]
+            coefficients = dict(zip(columns, solution))
+            return tuple(float(coefficients.get(c, 0.0)) for c in (0, 1, 2))
+    raise ValueError("nothing to fit")
 
 
-def model(n, m, c, tau, tasks):
-    return m + c * n + math.ceil(tasks / n) * tau
+def nodes_for(n):
+    return math.ceil(n / NODE_SIZE)
+
+
+class Model:
+    """The fitted per-generation costs of one policy and the projection they give."""
+
+    def __init__(self, runs):
+        steady = [run for run in runs if not run.replaced_during]
+        self.fits = {name: fit({(run.workers, run.nodes): run.per_generation[name]
+                                for run in (steady if len(steady) >= 2 else runs)})
+                     for name in PER_GENERATION}
+        # Start-ups that replaced workers taken for lost spawned more than the pool: left out.
+        clean = [run for run in runs if run.workers_lost in ("0", "?")]
+        self.start = fit({(run.workers, run.nodes): run.start_seconds
+                          for run in (clean if len(clean) >= 2 else runs)})
+
+    def at(self, name, n, nodes=None):
+        a, b, c = self.fits[name]
+        return max(0.0, a + b * n + c * (nodes_for(n) if nodes is None else nodes))
+
+    def master_seconds(self, n, bandwidth):
+        data = self.at("sent_bytes", n) + self.at("received_bytes", n)
+        messages = self.at("sent_messages", n) + self.at("received_messages", n)
+        return self.at("work_seconds", n) + data / bandwidth + messages * LATENCY
+
+    def generation_seconds(self, n, bandwidth):
+        return math.ceil(PAPER_TASKS / n) * PAPER_TAU + self.master_seconds(n, bandwidth)
+
+    def efficiency(self, n, bandwidth):
+        return math.ceil(PAPER_TASKS / n) * PAPER_TAU / self.generation_seconds(n, bandwidth)
+
+
+def label(policy, runs):
+    return f"{policy} (P = {runs[0].parameters:,})"
+
+
+def measured_table(runs_by_policy):
+    header = ["policy", "P", "workers", "nodes", "master work ms", "master CPU ms",
+              "messages out / in", "MB out / in", "P-vectors out / in per node", "spawn calls",
+              "workers lost",
+              "start-up CPU s", "start-up ms / worker"]
+    lines = []
+    for policy, runs in runs_by_policy.items():
+        for run in runs:
+            g = run.per_generation
+            lines.append([
+                policy, f"{run.parameters:,}", str(run.workers), str(run.nodes),
+                f"{g['work_seconds'] * 1e3:.1f}", f"{g['master_cpu_seconds'] * 1e3:.1f}",
+                f"{g['sent_messages']:,.0f} / {g['received_messages']:,.0f}",
+                f"{g['sent_bytes'] / 1e6:.2f} / {g['received_bytes'] / 1e6:.2f}",
+                f"{run.parameter_copies_per_node('sent'):.1f} / "
+                f"{run.parameter_copies_per_node('received'):.1f}",
+                str(run.spawn_calls), str(run.workers_lost), f"{run.start_seconds:.2f}",
+                f"{run.start_seconds / run.workers * 1e3:.1f}"])
+    return report_support.markdown(header, lines, right_aligned=set(range(1, len(header))))
+
+
+def linear(coefficients, scale, unit):
+    a, b, c = (value * scale for value in coefficients)
+    unit = f" {unit}" if unit else ""
+    return f"{a:,.1f}{unit} + {b:,.2f}{unit} x n + {c:,.1f}{unit} x k"
+
+
+def model_text(runs_by_policy, models):
+    lines = []
+    for policy, model in models.items():
+        f = model.fits
+        lines.append(
+            f"- {label(policy, runs_by_policy[policy])}: work "
+            f"{linear(f['work_seconds'], 1e3, 'ms')}; bytes out "
+            f"{linear(f['sent_bytes'], 1e-3, 'kB')}, in {linear(f['received_bytes'], 1e-3, 'kB')}; "
+            f"messages out {linear(f['sent_messages'], 1, '')}, in "
+            f"{linear(f['received_messages'], 1, '')}; start-up (mpirun + daemons + master) "
+            f"{linear(model.start, 1e3, 'ms')}")
+    return "\n".join(lines) + "\n"
+
+
+def projection_table(models):
+    header = ["workers", "paper: Fiber s", "paper: IPyParallel s"]
+    for policy in models:
+        for network in NETWORKS:
+            header.append(f"{policy} {network}")
+    lines = []
+    for n in PROJECTED:
+        fiber, ipp = PAPER.get(n, (None, None))
+        cells = [f"{n:,}", f"{fiber:,}" if fiber else "-",
+                 f"{ipp:,}" if ipp else ("failed" if n in PAPER else "-")]
+        for model in models.values():
+            for bandwidth in NETWORKS.values():
+                seconds = model.generation_seconds(n, bandwidth) * PAPER_ITERATIONS
+                cells.append(f"{seconds:,.0f} ({model.efficiency(n, bandwidth):.0%})")
+        lines.append(cells)
+    return report_support.markdown(header, lines, right_aligned=set(range(1, len(header))))
+
+
+def verdict(ok):
+    return "ok" if ok else "MISS"
+
+
+def checks(runs_by_policy, models):
+    out = []
+    for policy, runs in runs_by_policy.items():
+        largest = max(runs, key=lambda run: (run.workers, run.nodes))
+        if policy != "pendulum-353":  # at P = 353 the task messages outweigh the parameters
+            for direction, what in (("sent", "parameter copies sent"),
+                                    ("received", "gradient-sized vectors received")):
+                copies = largest.parameter_copies_per_node(direction)
+                out.append(f"- {verdict(copies <= MAX_COPIES_PER_NODE)}: {policy}, "
+                           f"{largest.workers} workers on {largest.nodes} nodes: {copies:.1f} "
+                           f"{what} per node per generation (target <= {MAX_COPIES_PER_NODE})")
+        clean = [run for run in runs if run.workers_lost in ("0", "?")] or runs
+        spawns = max(clean, key=lambda run: (run.spawn_calls > run.nodes, run.workers))
+        out.append(f"- {verdict(spawns.spawn_calls <= spawns.nodes)}: {policy}, "
+                   f"{spawns.workers} workers on {spawns.nodes} nodes started with "
+                   f"{spawns.spawn_calls} spawn call(s) (target <= {spawns.nodes}; of the runs "
+                   "without lost workers, one that misses, else the largest)")
+        for run in runs:
+            if run.exit_status != "0":
+                out.append(f"- note: {policy}, {run.workers} workers on {run.nodes} nodes: every "
+                           f"generation ran, but mpirun exited with status {run.exit_status}")
+            if run.workers_lost not in ("0", "?"):
+                when = ("between the generations measured: left out of the fits too"
+                        if run.replaced_during else "before the generations measured")
+                out.append(f"- note: {policy}, {run.workers} workers on {run.nodes} nodes: "
+                           f"{run.workers_lost} taken for lost and replaced ({run.spawn_calls} "
+                           f"spawn call(s) by the pool's start), {when}; left out of the start-up "
+                           "and spawn checks")
+        per_worker = models[policy].start[1]
+        # A negative slope: these runs do not determine the cost per worker.
+        start_verdict = (verdict(per_worker <= MAX_START_SECONDS_PER_WORKER)
+                         if per_worker >= 0 else "undetermined")
+        out.append(f"- {start_verdict}: {policy}, "
+                   f"mpirun + daemons + master CPU per started worker {per_worker * 1e3:.1f} ms "
+                   "(slope of the fit, runs without lost workers; "
+                   f"{spawns.start_seconds / spawns.workers * 1e3:.1f} ms per worker at "
+                   f"{spawns.workers}; target <= "
+                   f"{MAX_START_SECONDS_PER_WORKER * 1e3:.0f} ms)")
+        small = min(runs, key=lambda run: (run.workers < 4, run.workers))
+
+        def per_message(run):
+            g = run.per_generation
+            return g["work_seconds"] / (g["sent_messages"] + g["received_messages"])
+
+        ratio = per_message(largest) / per_message(small)
+        out.append(f"- {verdict(ratio <= MAX_WORK_PER_MESSAGE_RATIO)}: {policy}, master work per "
+                   f"message {per_message(small) * 1e6:.1f} us at {small.workers} workers, "
+                   f"{per_message(largest) * 1e6:.1f} us at {largest.workers}: {ratio:.2f}x "
+                   f"(target <= {MAX_WORK_PER_MESSAGE_RATIO}x)")
+        if policy in EFFICIENCY_TARGETS:
+            target = EFFICIENCY_TARGETS[policy]
+            for network, bandwidth in NETWORKS.items():
+                efficiency = models[policy].efficiency(TARGET_WORKERS, bandwidth)
+                out.append(f"- {verdict(efficiency >= target)}: {policy}, projected efficiency "
+                           f"at {TARGET_WORKERS:,} workers, {network}: {efficiency:.0%} "
+                           f"(target >= {target:.0%})")
+    return "\n".join(out) + "\n"
+
+
+def plot(path, runs_by_policy, models):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (projected, work, data) = plt.subplots(1, 3, figsize=(17, 5))
+    counts = list(PROJECTED)
+    paper = sorted(PAPER)
+    projected.loglog(paper, [PAPER[n][0] for n in paper], "ko-", label="paper: Fiber")
+    ipp = [n for n in paper if PAPER[n][1]]
+    projected.loglog(ipp, [PAPER[n][1] for n in ipp], "kx--", label="paper: IPyParallel")
+    projected.loglog(counts, [math.ceil(PAPER_TASKS / n) * PAPER_TAU * PAPER_ITERATIONS
+                              for n in counts], ":", color="grey", label="ideal (episodes only)")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for color, (policy, model) in zip(colors, models.items()):
+        for style, (network, bandwidth) in zip(("-", "--"), NETWORKS.items()):
+            projected.loglog(counts, [model.generation_seconds(n, bandwidth) * PAPER_ITERATIONS
+                                      for n in counts], style, color=color,
+                             label=f"fiber projected, {label(policy, runs_by_policy[policy])}, "
+                                   f"{network}")
+    projected.set_xlabel("workers")
+    projected.set_ylabel("seconds per 50 iterations")
+    projected.set_title("paper's ES workload (population 2,048): projected")
+    projected.set_xticks(counts, [f"{n:,}" for n in counts])
+    projected.minorticks_off()
+    projected.legend(fontsize=7, loc="lower left")
+    for color, (policy, runs) in zip(colors, runs_by_policy.items()):
+        n = [run.workers for run in runs]
+        work.plot(n, [run.per_generation["work_seconds"] * 1e3 for run in runs], "o",
+                  color=color, label=f"{label(policy, runs)}, measured")
+        work.plot(n, [models[policy].at("work_seconds", run.workers, run.nodes) * 1e3
+                      for run in runs], "_", markersize=14, color=color, label="its fit")
+        data.plot(n, [run.per_generation["sent_bytes"] / 1e6 for run in runs], "^", color=color,
+                  label=f"{policy} out")
+        data.plot(n, [run.per_generation["received_bytes"] / 1e6 for run in runs], "v",
+                  color=color, label=f"{policy} in")
+    work.set_xscale("log")
+    work.set_yscale("log")
+    work.set_xlabel("workers (simulated nodes: see the table)")
+    work.set_ylabel("master work per generation, ms (CPU, idle polls excluded)")
+    work.set_title("measured, and the fit a + b n + c k")
+    work.legend(fontsize=8)
+    data.set_xlabel("workers (simulated nodes: see the table)")
+    data.set_ylabel("MB per generation at the master")
+    data.set_xscale("log")
+    data.set_yscale("log")
+    data.set_title("measured bytes sent and received by the master")
+    data.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
 
 
 def main():
     args = report_support.arguments(__doc__.splitlines()[0])
-    measured = load(args.csv)
-    if not measured:
-        sys.exit("report.py: no ES scaling rows")
-    m, c, tau, tasks = fit(measured)
-    one = min(measured)
-    base = measured[one][0] * one  # worker-seconds of a generation, from the smallest run
-
-    header = ["workers", "generation s", "master s", "speed-up", "efficiency", "model s"]
-    lines = []
-    for n, (seconds, master, _) in measured.items():
-        lines.append([str(n), f"{seconds:.3f}", f"{master * 1e3:.1f} ms",
-                      f"{base / seconds / one:.1f}", f"{base / (n * seconds):.0%}",
-                      f"{model(n, m, c, tau, tasks):.3f}"])
-    for n in PROJECTED:
-        if n not in measured:
-            t = model(n, m, c, tau, tasks)
-            lines.append([f"{n} (model)", "-", "-", f"{base / t / one:.1f}",
-                          f"{base / (n * t):.0%}", f"{t:.3f}"])
-
-    # The paper's episode cost in the same model: its 32-worker time, taken as near-ideal,
-    # gives its time per task; our m and c give the rest.
-    paper_tau = PAPER[32][0] / PAPER_ITERATIONS * 32 / 1024
-    paper_lines = []
-    for n, (fiber, ipp) in PAPER.items():
-        ours = model(n, m, c, paper_tau, 1024) * PAPER_ITERATIONS
-        ideal = math.ceil(1024 / n) * paper_tau * PAPER_ITERATIONS
-        paper_lines.append([str(n), f"{fiber:,}", f"{ipp:,}" if ipp else "failed",
-                            f"{ours:,.0f}", f"{ideal / ours:.0%}"])
-
-    population = measured[one][2]
-    text = (report_support.markdown(header, lines, right_aligned=set(range(1, 6)))
-            + f"\nPopulation {population:,} ({tasks:,} tasks of one antithetic pair); "
-            f"generation time = median over generations after the first; efficiency = "
-            f"{one}-worker time / (workers x time). Model T(n) = m + c n + ceil(K/n) tau with "
-            f"m = {m * 1e3:.1f} ms (master), c = {c * 1e6:.0f} us per worker, "
-            f"tau = {tau * 1e3:.2f} ms per task, K = {tasks:,}.\n\n"
-            + "With the paper's episode cost (its 32-worker time taken as ideal: tau = "
-            f"{paper_tau:.2f} s per pair) and these m and c, 50 iterations would take:\n\n"
-            + report_support.markdown(
-                ["workers", "paper: Fiber s", "paper: IPyParallel s", "model: fiber s",
-                 "model efficiency"], paper_lines, right_aligned={1, 2, 3, 4}))
+    runs_by_policy = load(args.csv)
+    if not runs_by_policy:
+        sys.exit("report.py: no complete ES scaling run in " + args.csv)
+    models = {policy: Model(runs) for policy, runs in runs_by_policy.items()}
+    population = statistics.mode(run.population for runs in runs_by_policy.values()
+                                 for run in runs)
+    text = (
+        f"Measured: per generation of fiber-es (population {population:,}, one antithetic pair "
+        "per task), on simulated nodes (the nodes column: those the workers used, spread "
+        "evenly); the master's work is its CPU time (all threads) less its polls that found "
+        "nothing (it includes the CPU the MPI transport spends per byte on this machine); "
+        "P-vectors = bytes / (8 P) / nodes; start-up = CPU of mpirun, the node daemons and the "
+        "master until the pool is "
+        "ready.\n\n" + measured_table(runs_by_policy)
+        + "\nFitted per generation (n workers on k nodes):\n\n" + model_text(runs_by_policy, models)
+        + f"\nProjected: the paper's workload ({PAPER_TASKS:,} tasks of {PAPER_TAU:.2f} s, "
+        f"{PAPER_ITERATIONS} iterations), seconds and efficiency, with {NODE_SIZE} workers per "
+        f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial:\n\n"
+        + projection_table(models)
+        + "\nThe issue's targets:\n\n" + checks(runs_by_policy, models))
+    if population != 2 * PAPER_TASKS:
+        text += (f"\n(Population {population:,}, not the paper's 2,048: the projection scales "
+                 "these counts as they are.)\n")
     print(text)
     report_support.publish(args, "ES scaling", "es scaling", text)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, (times, efficiency) = plt.subplots(1, 2, figsize=(12, 4.5))
-        counts = sorted(measured)
-        extended = sorted(set(counts) | {2 ** k for k in range(0, 11)})
-        times.loglog(counts, [measured[n][0] for n in counts], "o", label="measured")
-        times.loglog(extended, [model(n, m, c, tau, tasks) for n in extended], "-",
-                     label="model")
-        times.loglog(counts, [measured[n][1] for n in counts], "s", label="master's own time")
-        times.set_xlabel("workers")
-        times.set_ylabel("seconds per generation")
-        times.set_title(f"fiber-es, population {population:,}")
-        times.legend()
-        measured_efficiency = [base / (n * measured[n][0]) for n in counts]
-        efficiency.semilogx(counts, measured_efficiency, "o", label="measured")
-        efficiency.semilogx(extended, [base / (n * model(n, m, c, tau, tasks))
-                                       for n in extended], "-", label="model")
-        efficiency.set_ylim(0, max(1.1, max(measured_efficiency) + 0.1))
-        efficiency.set_xlabel("workers")
-        efficiency.set_ylabel("parallel efficiency")
-        efficiency.legend()
-        figure.tight_layout()
-        figure.savefig(args.plot, dpi=110)
+        plot(args.plot, runs_by_policy, models)
 
 
 if __name__ == "__main__":
