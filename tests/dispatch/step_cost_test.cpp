@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kFewWorkers = 4;
 constexpr int kManyWorkers = 1024;
-constexpr int kDispatches = 20'000;
+constexpr int kDispatches = 100'000;
 constexpr double kFlatEnough = 10;
 constexpr std::size_t kQueuedItems = 100'000;
 
