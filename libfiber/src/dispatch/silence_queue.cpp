@@ -22,11 +22,6 @@ void SilenceQueue::unwatch(int id) {
   entries_[index].reset();
 }
 
-bool SilenceQueue::watched(int id) const {
-  auto index = static_cast<std::size_t>(id);
-  return index < entries_.size() && entries_[index].has_value();
-}
-
 void SilenceQueue::clear() {
   order_.clear();
   entries_.clear();

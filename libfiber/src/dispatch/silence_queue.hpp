@@ -23,7 +23,6 @@ class SilenceQueue {
   // what was watched of it before).
   void watch(int id, Clock::duration worker_timeout, Clock::time_point heard);
   void unwatch(int id);
-  bool watched(int id) const;
   std::size_t size() const { return order_.size(); }
   void clear();
 

@@ -30,10 +30,6 @@ class WorkerQueue {
   }
   bool empty() const { return ids_.empty(); }
   std::size_t size() const { return ids_.size(); }
-  bool contains(int id) const {
-    auto index = static_cast<std::size_t>(id);
-    return index < listed_.size() && listed_[index];
-  }
 
  private:
   std::deque<int> ids_;
