@@ -1,4 +1,4 @@
-// The busy workers of isolated pools in the order their silence runs out: grouped by their
+// The busy workers in the order their silence runs out: grouped by their
 // pool's worker_timeout, each group ordered by when the worker was last heard from. The longest
 // silent worker of each group is at its front, so that finding the silent ones costs a look per
 // group and per silent worker rather than a scan of every worker.
