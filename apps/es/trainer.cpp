@@ -9,6 +9,8 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <set>
+#include <string>
 
 #include "envs/environment.hpp"
 #include "evaluation.hpp"
@@ -77,6 +79,16 @@ void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& p
   rl::get_optimizer(r, s.adam);
   rl::get_observation_statistics(r, s.normalizer);
   rl::get_random_engine(r, s.rng);
+}
+
+// How many parts of the gradient each node's workers sum: the master receives one P-vector per
+// part.
+constexpr int kGradientPartsPerNode = 2;
+
+int node_count(const fiber::Pool& pool) {
+  std::set<std::string> hosts;
+  for (const auto& worker : pool.workers()) hosts.insert(worker.host);
+  return std::max<int>(1, static_cast<int>(hosts.size()));
 }
 
 // The result of a pool call, or nothing if a stop was requested first (the call is abandoned:
@@ -185,10 +197,13 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
       }
     }
 
-    // Centered ranks, then the gradient as partial sums where the noise is.
+    // Centered ranks, then the gradient as partial sums where the noise is: a few parts per node
+    // (summing is cheap next to the episodes, and each part is a whole P-vector the master
+    // receives), fixed by the layout so that a resumed run adds them in the same order.
     Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
     std::vector<std::tuple<std::vector<std::int64_t>, std::vector<double>>> parts;
-    int part_size = std::max(1, pairs / std::max(1, 2 * pool.size()));
+    int part_count = kGradientPartsPerNode * node_count(pool);
+    int part_size = std::max(1, (pairs + part_count - 1) / part_count);
     for (int first = 0; first < pairs; first += part_size) {
       int last = std::min(pairs, first + part_size);
       parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
