@@ -156,10 +156,9 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
     const Worker& worker = *workers_[id];
     candidates.push_back({id, worker.group.get(), worker.info.host});
   }
-  auto job_of = [&](int id) {
-    auto at = std::find(pool->workers.begin(), pool->workers.end(), id);
-    return jobs[static_cast<std::size_t>(at - pool->workers.begin())];
-  };
+  std::unordered_map<int, std::size_t> position;  // worker id -> its index in pool->workers
+  for (std::size_t i = 0; i < pool->workers.size(); ++i) position[pool->workers[i]] = i;
+  auto job_of = [&](int id) { return jobs[position.at(id)]; };
   std::size_t body_bytes = jobs.empty() ? 0 : jobs.front()->state().arguments(0, 1).size();
   auto routes = route_broadcast(candidates, body_bytes);
   std::size_t siblings = 0;
