@@ -21,6 +21,7 @@
 #include "dispatch/scheduler.hpp"
 #include "dispatch/worker_set.hpp"
 #include "plain_mpi.hpp"
+#include "self_workers.hpp"
 
 namespace {
 
@@ -44,25 +45,6 @@ std::shared_ptr<fiber::detail::Job> queued_job() {
                                               std::move(offsets), 1);
 }
 
-// Reads what was sent to the records, so that their communicators can be disconnected.
-void drain(const fiber::detail::WorkerSet& workers) {
-  for (const auto& worker : workers.all()) {
-    MPI_Comm comm = worker->group->comm.get();
-    for (;;) {
-      int waiting = 0;
-      MPI_Status status;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &waiting, &status);
-      if (!waiting) break;
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      std::vector<char> bytes(static_cast<std::size_t>(count));
-      MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
-               MPI_STATUS_IGNORE);
-    }
-    worker->channel.wait_sends();
-  }
-}
-
 struct StepCost {
   double poll_ns = 0;
   double dispatch_ns = 0;
@@ -75,12 +57,7 @@ StepCost cost_per_step(int worker_count) {
   auto pool = std::make_shared<PoolHandle>(fiber::PoolOptions{.processes = worker_count});
   std::vector<std::shared_ptr<PoolHandle>> pools{pool};
   for (int i = 0; i < worker_count; ++i) {
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_dup(MPI_COMM_SELF, &comm);
-    auto worker = std::make_unique<Worker>(std::make_shared<SpawnGroup>(comm), 0);
-    MPI_Request receive = MPI_REQUEST_NULL;  // posted, so that the poll tests it
-    worker->channel.post_receive(&receive);
-    workers.adopt({std::move(worker), receive});
+    self_workers::adopt(workers, /*post_receive=*/true);  // so that the poll tests it
     workers.join(pool);
   }
   scheduler.enqueue(*pool, queued_job());
@@ -96,7 +73,7 @@ StepCost cost_per_step(int worker_count) {
   for (int step = 0; step < kSteps; ++step) scheduler.dispatch(pools, now + kLater);
   cost.dispatch_ns = (process_cpu_seconds() - start) * 1e9 / kSteps;
   scheduler.terminate(*pool);
-  drain(workers);
+  self_workers::drain(workers);
   return cost;
 }
 

@@ -15,6 +15,7 @@
 #include "dispatch/worker_set.hpp"
 #include "fiber/errors.hpp"
 #include "job_state.hpp"
+#include "self_workers.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -32,12 +33,7 @@ class NoDriver final : public ProgressDriver {
 class Scheduling : public ::testing::Test {
  protected:
   // A worker record, parked; its messages go to this process and are never read.
-  int add_parked_worker() {
-    MPI_Comm comm = MPI_COMM_NULL;
-    EXPECT_EQ(MPI_Comm_dup(MPI_COMM_SELF, &comm), MPI_SUCCESS);
-    return workers.adopt(
-        {std::make_unique<Worker>(std::make_shared<SpawnGroup>(comm), 0), MPI_REQUEST_NULL});
-  }
+  int add_parked_worker() { return self_workers::adopt(workers); }
 
   std::shared_ptr<PoolHandle> pool_of(int size, PoolOptions options = {}) {
     auto pool = std::make_shared<PoolHandle>(options);
@@ -79,23 +75,7 @@ class Scheduling : public ::testing::Test {
   }
 
   // What was sent is read here, so that every communicator can be disconnected.
-  void TearDown() override {
-    for (const auto& worker : workers.all()) {
-      MPI_Comm comm = worker->group->comm.get();
-      for (;;) {
-        int waiting = 0;
-        MPI_Status status;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &waiting, &status);
-        if (!waiting) break;
-        int count = 0;
-        MPI_Get_count(&status, MPI_BYTE, &count);
-        std::vector<char> bytes(static_cast<std::size_t>(count));
-        MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
-                 MPI_STATUS_IGNORE);
-      }
-      worker->channel.wait_sends();
-    }
-  }
+  void TearDown() override { self_workers::drain(workers); }
 
   WorkerSet workers{WorkerSpawner({})};
   Scheduler scheduler{workers};

@@ -14,6 +14,7 @@
 
 #include "dispatch/scheduler.hpp"
 #include "dispatch/worker_set.hpp"
+#include "self_workers.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -30,25 +31,6 @@ double process_cpu_seconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-// Reads what was sent to the records, so that their communicators can be disconnected.
-void drain(const WorkerSet& workers) {
-  for (const auto& worker : workers.all()) {
-    MPI_Comm comm = worker->group->comm.get();
-    for (;;) {
-      int waiting = 0;
-      MPI_Status status;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &waiting, &status);
-      if (!waiting) break;
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      std::vector<char> bytes(static_cast<std::size_t>(count));
-      MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
-               MPI_STATUS_IGNORE);
-    }
-    worker->channel.wait_sends();
-  }
-}
-
 // CPU seconds of kDispatches dispatches to a pool of `size` busy workers with work queued.
 double busy_dispatch_seconds(int size) {
   WorkerSet workers{WorkerSpawner({})};
@@ -56,10 +38,7 @@ double busy_dispatch_seconds(int size) {
   auto pool = std::make_shared<PoolHandle>(PoolOptions{.processes = size});
   std::vector<std::shared_ptr<PoolHandle>> pools{pool};
   for (int i = 0; i < size; ++i) {
-    MPI_Comm comm = MPI_COMM_NULL;
-    EXPECT_EQ(MPI_Comm_dup(MPI_COMM_SELF, &comm), MPI_SUCCESS);
-    workers.adopt(
-        {std::make_unique<Worker>(std::make_shared<SpawnGroup>(comm), 0), MPI_REQUEST_NULL});
+    self_workers::adopt(workers);
     workers.join(pool);
   }
   std::vector<std::uint64_t> offsets(kQueuedItems + 1);
@@ -74,7 +53,7 @@ double busy_dispatch_seconds(int size) {
   for (int i = 0; i < kDispatches; ++i) EXPECT_FALSE(scheduler.dispatch(pools, later));
   double seconds = process_cpu_seconds() - start;
   scheduler.terminate(*pool);
-  drain(workers);
+  self_workers::drain(workers);
   return seconds;
 }
 
