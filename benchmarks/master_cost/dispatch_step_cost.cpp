@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "cpu_time.hpp"
 #include "dispatch/scheduler.hpp"
 #include "dispatch/worker_set.hpp"
 #include "plain_mpi.hpp"
@@ -32,11 +33,7 @@ constexpr std::size_t kQueuedItems = 1'000'000;
 // Later than any answer could count as recent: nobody takes chunks in advance.
 constexpr auto kLater = std::chrono::seconds(1);
 
-double process_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+using fiber_benchmarks::process_cpu_seconds;
 
 std::shared_ptr<fiber::detail::Job> queued_job() {
   std::vector<std::uint64_t> offsets(kQueuedItems + 1);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "cpu_time.hpp"
 
 int empty(int x) { return x; }
 FIBER_TASK(empty);
@@ -42,11 +43,7 @@ constexpr int kRepeats = 5;
 constexpr std::size_t kWarmUpTasks = 2000;
 constexpr std::size_t kDefaultTasks = 20'000;
 
-double process_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+using fiber_benchmarks::process_cpu_seconds;
 
 std::vector<int> numbers(std::size_t count) {
   std::vector<int> items(count);

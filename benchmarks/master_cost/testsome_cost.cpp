@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "cpu_time.hpp"
 #include "plain_mpi.hpp"
 
 namespace {
@@ -19,11 +20,7 @@ namespace {
 constexpr int kCalls = 20'000;
 constexpr int kNeverSentTag = 77;
 
-double process_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+using fiber_benchmarks::process_cpu_seconds;
 
 double ns_per_testsome(MPI_Comm comm, int requests) {
   std::vector<MPI_Request> pending(static_cast<std::size_t>(requests));
