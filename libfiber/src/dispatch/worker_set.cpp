@@ -18,6 +18,15 @@ std::span<const char> bytes_of(const T& value) {
   return {reinterpret_cast<const char*>(&value), sizeof value};
 }
 
+// A chunk's header: its pool says whether it runs in the task process and the default timeout.
+RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t chunk_id,
+                     std::uint32_t name_size, std::uint32_t count, std::uint32_t flags) {
+  bool isolated = pool.options.isolation == Isolation::process;
+  auto timeout = job.timeout().count() > 0 ? job.timeout() : pool.options.task_timeout;
+  return {chunk_id, name_size, count, flags | (isolated ? kRunIsolated : 0u),
+          static_cast<std::uint32_t>(timeout.count())};
+}
+
 }  // namespace
 
 void WorkerSet::make_available(int count) {
@@ -111,11 +120,8 @@ void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const cha
                            std::size_t count, std::uint32_t flags, std::uint64_t chunk_id,
                            Batch* batch) {
   const JobState& job = scheduled.state();
-  bool isolated = pool.options.isolation == Isolation::process;
-  auto timeout = job.timeout().count() > 0 ? job.timeout() : pool.options.task_timeout;
-  RunHeader header{chunk_id, static_cast<std::uint32_t>(job.task().size()),
-                   static_cast<std::uint32_t>(count), flags | (isolated ? kRunIsolated : 0u),
-                   static_cast<std::uint32_t>(timeout.count())};
+  RunHeader header = run_header(pool, job, chunk_id, static_cast<std::uint32_t>(job.task().size()),
+                                static_cast<std::uint32_t>(count), flags);
   auto offsets = job.offsets(first, count);
   auto& relative = scratch_offsets_;
   relative.resize(offsets.size());
@@ -191,11 +197,7 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
 
 void WorkerSet::send_stand_in(Worker& worker, const PoolHandle& pool, const ScheduledJob& job,
                               std::uint64_t chunk_id, std::uint64_t relay_chunk) {
-  bool isolated = pool.options.isolation == Isolation::process;
-  auto timeout =
-      job.state().timeout().count() > 0 ? job.state().timeout() : pool.options.task_timeout;
-  RunHeader header{chunk_id, 0, 1, kRunBroadcast | kRunFromRelay | (isolated ? kRunIsolated : 0u),
-                   static_cast<std::uint32_t>(timeout.count())};
+  RunHeader header = run_header(pool, job.state(), chunk_id, 0, 1, kRunBroadcast | kRunFromRelay);
   const std::uint64_t offsets[] = {0, sizeof relay_chunk};
   std::uint64_t size = sizeof header + sizeof offsets + sizeof relay_chunk;
   worker.channel.send(MessageKind::run,
