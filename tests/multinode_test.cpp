@@ -7,18 +7,37 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <numeric>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "support/broadcast_tasks.hpp"
+#include "support/reduction_tasks.hpp"
 #include "support/tasks.hpp"
 
 namespace {
 
 void fill_table(std::span<double> table) {
   for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<double>(i);
+}
+
+TEST(MultiNode, ReductionFoldsOnEachNode) {
+  using namespace fiber_test;
+  fiber::Pool pool({.processes = 6});
+  std::map<std::string, int> layout;
+  for (const auto& worker : pool.workers()) ++layout[worker.host];
+  ASSERT_EQ(layout, (std::map<std::string, int>{{"nodeA", 2}, {"nodeB", 2}, {"nodeC", 2}}));
+  std::vector<int> items(601);
+  std::iota(items.begin(), items.end(), 0);
+  // Blocks in proportion to the hosts' workers, 4 chunks each (2 per worker).
+  double expected = tree_sum({200, 200, 201}, {50, 50, 51});
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_EQ(pool.map_reduce(spread_value, items, add_doubles), expected);
+  }
+  EXPECT_EQ(pool.map_reduce(single, items, concatenate), items);
 }
 
 }  // namespace

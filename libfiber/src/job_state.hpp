@@ -55,6 +55,10 @@ class JobState {
 
   // Who makes progress on this job while a caller waits for it; set before the job is shared.
   void drive_with(ProgressDriver* driver) noexcept { driver_ = driver; }
+  // The host whose workers run this job while the pool has any there (a reduction's part that
+  // is combined on that node); empty: any worker. Set before the job is shared.
+  void run_on_host(std::string host) { host_ = std::move(host); }
+  const std::string& host() const noexcept { return host_; }
 
  private:
   friend class Job;  // the caller's side: waiting and reading results
@@ -75,6 +79,7 @@ class JobState {
   const std::size_t chunksize_;
   const std::chrono::milliseconds timeout_;
   ProgressDriver* driver_ = nullptr;
+  std::string host_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

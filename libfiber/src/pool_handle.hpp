@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dispatch/worker_queue.hpp"
@@ -25,8 +26,9 @@ class PoolHandle {
   const PoolOptions options;
 
   // The dispatcher's state (touched only in its rounds, under the progress lock).
-  std::vector<int> workers;                         // ids of the workers this pool holds
-  std::deque<std::shared_ptr<ScheduledJob>> queue;  // jobs with items not yet sent
+  std::vector<int> workers;                              // ids of the workers this pool holds
+  std::unordered_map<std::string, int> workers_on_host;  // of those, how many on each host
+  std::deque<std::shared_ptr<ScheduledJob>> queue;       // jobs with items not yet sent
   // A broadcast call, its arguments encoded once and shared by every worker's job.
   struct SharedCall {
     std::string task;

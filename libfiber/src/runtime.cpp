@@ -12,6 +12,7 @@
 #include "launch_defaults.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "reduction/partial_store.hpp"
 #include "run_identity.hpp"
 #include "runtime_state.hpp"
 #include "worker.hpp"
@@ -98,6 +99,7 @@ Runtime::Runtime(int argc, char** argv) {
 Runtime::~Runtime() {
   live_state->dispatcher.reset();  // shuts the workers down; they remove their nodes' arrays
   detail::unlink_node_arrays();
+  detail::partial_store::remove_all_of_run();
   delete live_state;
   live_state = nullptr;
   MPI_Finalize();

@@ -16,6 +16,7 @@ namespace {
 struct Registry {
   std::mutex mutex;  // register_task may run while the dispatcher looks names up
   std::unordered_map<std::string, Invoker> by_name;
+  std::unordered_map<std::string, Combiner> combiners;
   std::unordered_map<const void*, std::string> by_address;
 };
 
@@ -27,7 +28,8 @@ Registry& registry() {
 
 }  // namespace
 
-TaskRegistrar::TaskRegistrar(std::string_view name, const void* function, Invoker invoker) {
+TaskRegistrar::TaskRegistrar(std::string_view name, const void* function, Invoker invoker,
+                             Combiner combiner) {
   auto& tasks = registry();
   std::lock_guard lock(tasks.mutex);
   auto [it, inserted] = tasks.by_name.emplace(std::string(name), invoker);
@@ -36,6 +38,7 @@ TaskRegistrar::TaskRegistrar(std::string_view name, const void* function, Invoke
     std::abort();
   }
   tasks.by_address.emplace(function, std::string(name));
+  if (combiner) tasks.combiners.emplace(std::string(name), combiner);
 }
 
 const Invoker* find_invoker(std::string_view name) {
@@ -43,6 +46,13 @@ const Invoker* find_invoker(std::string_view name) {
   std::lock_guard lock(tasks.mutex);
   auto it = tasks.by_name.find(std::string(name));
   return it == tasks.by_name.end() ? nullptr : &it->second;
+}
+
+Combiner find_combiner(std::string_view name) {
+  auto& tasks = registry();
+  std::lock_guard lock(tasks.mutex);
+  auto it = tasks.combiners.find(std::string(name));
+  return it == tasks.combiners.end() ? nullptr : it->second;
 }
 
 const std::string& task_name_of(const void* function) {

@@ -24,6 +24,7 @@
 #include "mpi/intercomm.hpp"
 #include "mpi/request.hpp"
 #include "protocol.hpp"
+#include "reduction/partial_store.hpp"
 #include "relay_link.hpp"
 #include "run_identity.hpp"
 #include "task_pipe.hpp"
@@ -89,6 +90,7 @@ class Supervisor {
     }
     process_.stop();
     unlink_node_arrays();
+    partial_store::remove_all_of_run();
     channel_.wait_sends();
     relay_.finish();
     if (!disconnect_) {

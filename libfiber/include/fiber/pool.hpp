@@ -28,6 +28,7 @@
 #include "fiber/detail/job.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/export.hpp"
+#include "fiber/reduction.hpp"
 #include "fiber/result_stream.hpp"
 #include "fiber/task.hpp"
 
@@ -186,6 +187,33 @@ class FIBER_EXPORT Pool {
     broadcast_call(fiber::call(f, std::forward<Args>(args)...));
   }
 
+  // op(...op(op(f(x0), f(x1)), f(x2))..., f(xn-1)) in a tree that the pool's layout fixes: each
+  // worker folds its chunk's results, each node folds its chunks' partial results (they wait in
+  // the node's shared memory, not on the master), and the master folds one value per node. `op`
+  // is a registered task R op(R, R), R being f's result; it must be associative (e.g. a sum, a
+  // concatenation), and then the value is that of the sequential fold, up to rounding. For the
+  // same hosts with the same numbers of workers the value has the same bits, whoever runs what
+  // and whatever is lost and run again (docs/design.md, "Reductions combined on each node").
+  // `chunksize` 0: two chunks per worker. The pool must outlive the reduction's value.
+  template <class F, class Range, class Op>
+  auto map_reduce(const F& f, const Range& items, const Op& op, std::size_t chunksize = 0) {
+    return map_reduce_async(f, items, op, chunksize).get();
+  }
+
+  template <class F, class Range, class Op>
+  Reduction<detail::ResultOf<F>> map_reduce_async(const F& f, const Range& items, const Op& op,
+                                                  std::size_t chunksize = 0) {
+    using R = detail::ResultOf<F>;
+    static_assert(!std::is_void_v<R>, "map_reduce needs a task that returns a value");
+    static_assert(std::is_same_v<detail::ResultOf<Op>, R> &&
+                      std::is_same_v<detail::ParametersOf<Op>, std::tuple<R, R>>,
+                  "map_reduce's operation must be a task R op(R, R) of the task's result R");
+    auto [arguments, offsets] = encode_each(f, items);
+    return Reduction<R>(std::make_shared<detail::ReductionCall>(
+        *this, detail::task_name(f), detail::task_name(op), std::move(arguments),
+        std::move(offsets), chunksize));
+  }
+
   // No more calls; work already submitted goes on. Calls after close() throw fiber::PoolClosed.
   void close();
   // Waits until all submitted work is finished. Needs close() or terminate() first.
@@ -211,16 +239,21 @@ class FIBER_EXPORT Pool {
 
   // Star: each item is a tuple of the task's arguments. map and imap use it too for a task of
   // several parameters (a one-parameter task always takes the item whole).
-  template <bool Star, class F, class Range>
-  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize) {
+  template <bool Star = false, class F, class Range>
+  static std::pair<Bytes, std::vector<std::uint64_t>> encode_each(const F&, const Range& items) {
     constexpr bool kUnpack = Star || std::tuple_size_v<detail::ParametersOf<F>> != 1;
-    auto [arguments, offsets] = detail::encode_items(items, [](Bytes& out, const auto& item) {
+    return detail::encode_items(items, [](Bytes& out, const auto& item) {
       if constexpr (kUnpack) {
         std::apply([&out](const auto&... args) { detail::encode_call<F>(out, args...); }, item);
       } else {
         detail::encode_call<F>(out, item);
       }
     });
+  }
+
+  template <bool Star, class F, class Range>
+  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize) {
+    auto [arguments, offsets] = encode_each<Star>(f, items);
     auto job = std::make_shared<detail::Job>(
         detail::task_name(f), std::move(arguments), std::move(offsets),
         chunksize ? chunksize : options_.chunksize, detail::timeout_of(f));
@@ -228,6 +261,7 @@ class FIBER_EXPORT Pool {
     return job;
   }
 
+  friend class detail::ReductionCall;  // submits its stages as jobs
   void submit(const std::shared_ptr<detail::Job>& job);
   void broadcast_call(const Call& call);
 

@@ -27,6 +27,9 @@ namespace detail {
 // Runs a task: decodes its arguments from `arguments`, appends its encoded result to `result`.
 // Throws whatever the task throws.
 using Invoker = void (*)(std::span<const char> arguments, Bytes& result);
+// Runs a task of two parameters of its result's type on two encoded values (each decoded alone),
+// appending the encoded result: how a reduction combines partial results (Pool::map_reduce).
+using Combiner = void (*)(std::span<const char> left, std::span<const char> right, Bytes& result);
 
 template <class Function>
 struct FunctionTraits;
@@ -65,13 +68,46 @@ void invoke_task(std::span<const char> arguments, Bytes& result) {
   }
 }
 
+// Whether a task can combine: R op(R, R), by value or const reference.
+template <class Traits>
+constexpr bool kCombines = [] {
+  using R = typename Traits::Result;
+  using Parameters = typename Traits::Parameters;
+  if constexpr (Traits::kArity != 2 || std::is_void_v<R>) {
+    return false;
+  } else {
+    return std::is_same_v<std::tuple_element_t<0, Parameters>, R> &&
+           std::is_same_v<std::tuple_element_t<1, Parameters>, R>;
+  }
+}();
+
+template <auto Function>
+void combine_with_task(std::span<const char> left, std::span<const char> right, Bytes& result) {
+  using R = typename FunctionTraits<decltype(Function)>::Result;
+  encode_into(result, Function(decode<R>(left, "a partial result of a reduction"),
+                               decode<R>(right, "a partial result of a reduction")));
+}
+
+// The task's Combiner, or nullptr if it is not of the form R op(R, R).
+template <auto Function>
+constexpr Combiner combiner_of() {
+  if constexpr (kCombines<FunctionTraits<decltype(Function)>>) {
+    return &combine_with_task<Function>;
+  } else {
+    return nullptr;
+  }
+}
+
 // Registers at static-initialization time; a second task with the same name stops the program
 // with a message naming it.
 struct FIBER_EXPORT TaskRegistrar {
-  TaskRegistrar(std::string_view name, const void* function, Invoker invoker);
+  TaskRegistrar(std::string_view name, const void* function, Invoker invoker,
+                Combiner combiner = nullptr);
 };
 
 const Invoker* find_invoker(std::string_view name);
+// The combiner of a registered task of the form R op(R, R); nullptr if there is none.
+FIBER_EXPORT Combiner find_combiner(std::string_view name);
 // The registered name of a function, or throws std::invalid_argument naming the function.
 FIBER_EXPORT const std::string& task_name_of(const void* function);
 
@@ -86,7 +122,8 @@ const void* address_of(Function function) {
 // do not know it: their answer is a fiber::TaskError naming the task. Prefer FIBER_TASK.
 template <auto Function>
 void register_task(std::string_view name) {
-  detail::TaskRegistrar(name, detail::address_of(Function), &detail::invoke_task<Function>);
+  detail::TaskRegistrar(name, detail::address_of(Function), &detail::invoke_task<Function>,
+                        detail::combiner_of<Function>());
 }
 
 // A task by name with its signature, for calling a task that this process did not register
@@ -201,11 +238,11 @@ Call call(const F& f, Args&&... args) {
 
 // Registers the free function `function` as a task under its name as written.
 // NOLINTBEGIN(bugprone-macro-parentheses): the argument is a function's name, not an expression
-#define FIBER_TASK(function)                                                                 \
-  namespace {                                                                                \
-  const ::fiber::detail::TaskRegistrar FIBER_DETAIL_CONCAT(fiber_task_registrar_, __LINE__){ \
-      #function, ::fiber::detail::address_of(&function),                                     \
-      &::fiber::detail::invoke_task<&function>};                                             \
-  }                                                                                          \
+#define FIBER_TASK(function)                                                                       \
+  namespace {                                                                                      \
+  const ::fiber::detail::TaskRegistrar FIBER_DETAIL_CONCAT(fiber_task_registrar_, __LINE__){       \
+      #function, ::fiber::detail::address_of(&function), &::fiber::detail::invoke_task<&function>, \
+      ::fiber::detail::combiner_of<&function>()};                                                  \
+  }                                                                                                \
   static_assert(true, "")
 // NOLINTEND(bugprone-macro-parentheses)

@@ -27,12 +27,16 @@ bool Scheduler::dispatch(const std::vector<std::shared_ptr<PoolHandle>>& pools,
   bool sent = false;
   for (const auto& pool : pools) {
     if (pool->terminated) continue;
-    // First every idle worker gets a chunk...
+    // First every idle worker gets a chunk (one whose jobs all wait for other hosts stays idle)...
+    std::vector<int> still_idle;
     while (!pool->queue.empty() && !pool->idle.empty()) {
       int id = pool->idle.pop();
       if (!holds(*pool, id) || !workers_[id].in_flight.empty()) continue;
-      sent |= fill(pool, id, Prefetch::no, now).sent;
+      bool filled = fill(pool, id, Prefetch::no, now).sent;
+      if (!filled) still_idle.push_back(id);
+      sent |= filled;
     }
+    for (int id : still_idle) pool->idle.push(id);
     // ... then those that answered just now fill their queues, each once per step (the list is
     // taken as it was: one that is put back is looked at again in the next step).
     for (std::size_t listed = pool->answered.size(); listed > 0 && !pool->queue.empty(); --listed) {
@@ -52,13 +56,23 @@ bool Scheduler::holds(const PoolHandle& pool, int id) {
   return worker.pool.get() == &pool && !worker.dead;
 }
 
+std::deque<std::shared_ptr<ScheduledJob>>::iterator Scheduler::next_for(PoolHandle& pool,
+                                                                        const Worker& worker) {
+  return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const auto& scheduled) {
+    const std::string& host = scheduled->state().host();
+    return host.empty() || host == worker.info.host || !pool.workers_on_host.contains(host);
+  });
+}
+
 Scheduler::Filled Scheduler::fill(const std::shared_ptr<PoolHandle>& pool, int id,
                                   Prefetch prefetch, Clock::time_point now) {
   Worker& worker = workers_[id];
   Batch batch(MessageKind::run);
   Filled filled;
   while (!pool->queue.empty() && !batch.full()) {
-    auto scheduled = pool->queue.front();
+    auto next = next_for(*pool, worker);
+    if (next == pool->queue.end()) break;
+    auto scheduled = *next;
     const JobState& job = scheduled->state();
     const TaskTiming* timing = timings_.of(job.task());
     std::size_t remaining = job.size() - scheduled->next_unsent;
@@ -87,7 +101,7 @@ Scheduler::Filled Scheduler::fill(const std::shared_ptr<PoolHandle>& pool, int i
     } else {
       scheduled->next_unsent += count;
     }
-    if (!scheduled->has_unsent()) pool->queue.pop_front();
+    if (!scheduled->has_unsent()) pool->queue.erase(next);
     workers_.send_chunk(id, pool, scheduled, first, count, 0, &batch, now);
     filled.sent = true;
   }

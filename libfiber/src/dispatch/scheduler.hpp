@@ -60,6 +60,10 @@ class Scheduler {
 
   // Whether worker `id` is still one of the pool's (an entry of its lists may be out of date).
   bool holds(const PoolHandle& pool, int id);
+  // The first of the pool's queued jobs that `worker` may take: one for any host, for its host,
+  // or for a host where the pool has no worker left.
+  std::deque<std::shared_ptr<ScheduledJob>>::iterator next_for(PoolHandle& pool,
+                                                               const Worker& worker);
   // Sends the pool's next chunks to worker `id` up to its limit, in one batch where they are small.
   Filled fill(const std::shared_ptr<PoolHandle>& pool, int id, Prefetch prefetch,
               Clock::time_point now);

@@ -51,6 +51,7 @@ int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
   worker.parked = false;
   worker.idle_since = Clock::now();  // (a spawn may have taken a while)
   pool->workers.push_back(id);
+  ++pool->workers_on_host[worker.info.host];
   pool->idle.push(id);
   {
     std::lock_guard lock(pool->info_mutex);
@@ -77,6 +78,7 @@ void WorkerSet::leave_pool(int id) {
   auto pool = std::move(worker.pool);
   if (!pool) return;
   std::erase(pool->workers, id);
+  if (--pool->workers_on_host[worker.info.host] == 0) pool->workers_on_host.erase(worker.info.host);
   {
     std::lock_guard lock(pool->info_mutex);
     std::erase_if(pool->worker_infos, [&](const WorkerInfo& w) { return w.id == id; });
