@@ -163,6 +163,28 @@ BatchResult es_evaluate(EpisodeBatch batch) {
   return result;
 }
 
+BatchResult es_merge_results(BatchResult a, const BatchResult& b) {
+  if (a.generation != b.generation || a.observation_sum.size() != b.observation_sum.size()) {
+    throw std::invalid_argument("fiber-es: results of different generations or policies merged");
+  }
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(a.returns_positive, b.returns_positive);
+  append(a.returns_negative, b.returns_negative);
+  append(a.lengths, b.lengths);
+  for (std::size_t i = 0; i < a.observation_sum.size(); ++i) {
+    a.observation_sum[i] += b.observation_sum[i];
+    a.observation_sumsq[i] += b.observation_sumsq[i];
+  }
+  a.observation_count += b.observation_count;
+  return a;
+}
+
+std::vector<double> es_add_vectors(std::vector<double> a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw std::invalid_argument("fiber-es: gradient parts of two sizes");
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  return a;
+}
+
 std::vector<double> es_gradient_part(std::vector<std::int64_t> indices,
                                      std::vector<double> weights) {
   auto& s = ready_state();
@@ -178,4 +200,6 @@ std::vector<double> es_gradient_part(std::vector<std::int64_t> indices,
 FIBER_TASK(fiber::es::es_setup);
 FIBER_TASK(fiber::es::es_set_generation);
 FIBER_TASK(fiber::es::es_evaluate);
+FIBER_TASK(fiber::es::es_merge_results);
 FIBER_TASK(fiber::es::es_gradient_part);
+FIBER_TASK(fiber::es::es_add_vectors);

@@ -78,10 +78,16 @@ struct BatchResult {
 void es_setup(Settings settings);
 void es_set_generation(Generation generation);
 BatchResult es_evaluate(EpisodeBatch batch);
+// Two batches' results as one, in order: returns and lengths of `a` then `b`, observation sums
+// added. What Pool::map_reduce folds a generation's batches with, on each node, so that the
+// master gets one set of observation sums per node instead of one per task.
+BatchResult es_merge_results(BatchResult a, const BatchResult& b);
 // sum_i weights[i] * noise[indices[i] .. + dim): a part of the gradient, computed where the
-// noise table is, so that the master only adds a few vectors.
+// noise table is; the parts are summed on each node (es_add_vectors), so that the master only
+// adds one vector per node.
 std::vector<double> es_gradient_part(std::vector<std::int64_t> indices,
                                      std::vector<double> weights);
+std::vector<double> es_add_vectors(std::vector<double> a, const std::vector<double>& b);
 
 // The noise table's content: standard normal float32 from the seed (the same on every node).
 void fill_noise(std::span<float> table, std::uint64_t seed);

@@ -9,7 +9,6 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 
 #include "envs/environment.hpp"
@@ -81,20 +80,14 @@ void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& p
   rl::get_random_engine(r, s.rng);
 }
 
-// How many parts of the gradient each node's workers sum: the master receives one P-vector per
-// part.
-constexpr int kGradientPartsPerNode = 2;
-
-int node_count(const fiber::Pool& pool) {
-  std::set<std::string> hosts;
-  for (const auto& worker : pool.workers()) hosts.insert(worker.host);
-  return std::max<int>(1, static_cast<int>(hosts.size()));
-}
+// How many parts of the gradient each worker sums (a task each): the parts are summed on each
+// node, so that the master receives one P-vector per node.
+constexpr int kGradientPartsPerWorker = 2;
 
 // The result of a pool call, or nothing if a stop was requested first (the call is abandoned:
 // the pool's teardown ends it).
-template <class R>
-std::optional<R> unless_stopped(const fiber::AsyncResult<R>& pending) {
+template <class Pending>
+auto unless_stopped(const Pending& pending) -> std::optional<decltype(pending.get())> {
   while (!pending.wait(std::chrono::milliseconds(50))) {
     if (rl::stop_requested()) return std::nullopt;
   }
@@ -159,10 +152,11 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
       return 0;
     });
 
-    // The perturbations, cut into tasks; then the evaluation episodes of the mean policy.
+    // The perturbations, cut into tasks, their results merged on each node (returns in task
+    // order); beside them the evaluation episodes of the mean policy.
     std::vector<std::int64_t> indices(pairs);
     for (auto& index : indices) index = noise_index(next.rng);
-    std::vector<EpisodeBatch> batches;
+    std::vector<EpisodeBatch> batches, evaluations;
     std::uint64_t seed_base = o.seed * 1'000'003 + static_cast<std::uint64_t>(g) * 10'000'019;
     for (int first = 0; first < pairs; first += o.pairs_per_task) {
       int last = std::min(pairs, first + o.pairs_per_task);
@@ -170,50 +164,53 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
       batches.push_back({{indices.begin() + first, indices.begin() + last}, seed});
     }
     for (int e = 0; e < o.eval_episodes; ++e) {
-      batches.push_back({{-1}, seed_base + pairs * episodes + e});
+      evaluations.push_back({{-1}, seed_base + pairs * episodes + e});
     }
-    auto results = on_pool([&] { return unless_stopped(pool.map_async(es_evaluate, batches, 1)); });
-    if (!results) break;
+    auto evaluated = on_pool([&] {
+      auto pending_evaluations = pool.map_async(es_evaluate, evaluations, 1);
+      auto merged =
+          unless_stopped(pool.map_reduce_async(es_evaluate, batches, es_merge_results, 1));
+      return merged ? std::optional(std::pair(std::move(*merged), pending_evaluations.get()))
+                    : std::nullopt;
+    });
+    if (!evaluated) break;
+    const auto& [result, evaluation_results] = *evaluated;
 
     Eigen::MatrixXd returns(pairs, 2);
+    for (int row = 0; row < pairs; ++row) {
+      returns(row, 0) = result.returns_positive[row];
+      returns(row, 1) = result.returns_negative[row];
+    }
+    next.episodes += static_cast<std::int64_t>(result.lengths.size());
+    next.timesteps +=
+        std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
+    if (o.normalize_observations && result.observation_count > 0) {
+      next.normalizer.increment(to_eigen(result.observation_sum),
+                                to_eigen(result.observation_sumsq), result.observation_count);
+    }
     std::vector<double> eval_returns;
-    int row = 0;
-    for (const auto& result : *results) {
-      if (result.returns_negative.empty()) {
-        eval_returns.insert(eval_returns.end(), result.returns_positive.begin(),
-                            result.returns_positive.end());
-      } else {
-        for (std::size_t k = 0; k < result.returns_positive.size(); ++k, ++row) {
-          returns(row, 0) = result.returns_positive[k];
-          returns(row, 1) = result.returns_negative[k];
-        }
-        next.episodes += static_cast<std::int64_t>(result.lengths.size());
-        next.timesteps +=
-            std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
-        if (o.normalize_observations && result.observation_count > 0) {
-          next.normalizer.increment(to_eigen(result.observation_sum),
-                                    to_eigen(result.observation_sumsq), result.observation_count);
-        }
-      }
+    for (const auto& evaluation : evaluation_results) {
+      eval_returns.insert(eval_returns.end(), evaluation.returns_positive.begin(),
+                          evaluation.returns_positive.end());
     }
 
-    // Centered ranks, then the gradient as partial sums where the noise is: a few parts per node
-    // (summing is cheap next to the episodes, and each part is a whole P-vector the master
-    // receives), fixed by the layout so that a resumed run adds them in the same order.
+    // Centered ranks, then the gradient as partial sums where the noise is, a few per worker,
+    // summed on each node: the parts are fixed by the layout, so that a resumed run adds them in
+    // the same order.
     Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
     std::vector<std::tuple<std::vector<std::int64_t>, std::vector<double>>> parts;
-    int part_count = kGradientPartsPerNode * node_count(pool);
+    int part_count = kGradientPartsPerWorker * std::max(1, pool.size());
     int part_size = std::max(1, (pairs + part_count - 1) / part_count);
     for (int first = 0; first < pairs; first += part_size) {
       int last = std::min(pairs, first + part_size);
       parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
                          std::vector<double>(weights.data() + first, weights.data() + last));
     }
-    auto gradient_parts =
-        on_pool([&] { return unless_stopped(pool.map_async(es_gradient_part, parts, 1)); });
-    if (!gradient_parts) break;
-    Eigen::VectorXd gradient = Eigen::VectorXd::Zero(dim);
-    for (const auto& part : *gradient_parts) gradient += to_eigen(part);
+    auto summed = on_pool([&] {
+      return unless_stopped(pool.map_reduce_async(es_gradient_part, parts, es_add_vectors, 1));
+    });
+    if (!summed) break;
+    Eigen::VectorXd gradient = to_eigen(*summed);
     gradient /= static_cast<double>(returns.size());
     next.adam.update(next.theta, -gradient + o.l2 * next.theta);
 
