@@ -32,7 +32,18 @@
 
 namespace {
 
+// Gymnasium's HumanoidEnv defaults (humanoid_v5.py), written here apart from the env's own.
 constexpr int kFrameSkip = 5;
+constexpr double kResetNoise = 0.01;
+constexpr double kForwardWeight = 1.25;
+constexpr double kHealthyReward = 5.0;
+constexpr double kHealthyZLow = 1.0;
+constexpr double kHealthyZHigh = 2.0;
+constexpr double kCtrlWeight = 0.1;
+constexpr double kContactWeight = 5e-7;
+constexpr double kContactMax = 10.0;
+constexpr double kControlBound = 0.4;  // humanoid_v5.xml's ctrlrange
+constexpr int kLoadErrorLength = 1000;
 constexpr double kRewardTolerance = 1e-9;
 constexpr int kTrajectorySteps = 120;
 constexpr std::uint64_t kSeed = 11;
@@ -49,7 +60,7 @@ struct DataDeleter {
 class GymnasiumHumanoidV5 {
  public:
   GymnasiumHumanoidV5() {
-    char error[1000] = "";
+    char error[kLoadErrorLength] = "";
     model_.reset(mj_loadXML(FIBER_HUMANOID_V5_XML_FILE, nullptr, error, sizeof error));
     if (!model_) throw std::runtime_error(error);
     data_.reset(mj_makeData(model_.get()));
@@ -62,8 +73,9 @@ class GymnasiumHumanoidV5 {
     mjData* d = data_.get();
     mj_resetData(m, d);
     fiber::rl::UniformRng rng(seed);
-    for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i] + rng.uniform(-0.01, 0.01);
-    for (int i = 0; i < m->nv; ++i) d->qvel[i] = rng.uniform(-0.01, 0.01);
+    for (int i = 0; i < m->nq; ++i)
+      d->qpos[i] = m->qpos0[i] + rng.uniform(-kResetNoise, kResetNoise);
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = rng.uniform(-kResetNoise, kResetNoise);
     mj_forward(m, d);
     return observation();
   }
@@ -84,16 +96,16 @@ class GymnasiumHumanoidV5 {
     mj_rnePostConstraint(m, d);
     const double x_velocity = (mass_center_x() - x_before) / (m->opt.timestep * kFrameSkip);
 
-    const bool healthy = 1.0 < d->qpos[2] && d->qpos[2] < 2.0;
+    const bool healthy = kHealthyZLow < d->qpos[2] && d->qpos[2] < kHealthyZHigh;
     double ctrl_squares = 0;
     for (int i = 0; i < m->nu; ++i) ctrl_squares += d->ctrl[i] * d->ctrl[i];
     double force_squares = 0;
     for (int i = 0; i < 6 * m->nbody; ++i) force_squares += d->cfrc_ext[i] * d->cfrc_ext[i];
 
     Step out;
-    out.contact_cost = std::min(5e-7 * force_squares, 10.0);
-    out.reward =
-        (1.25 * x_velocity + (healthy ? 5.0 : 0.0)) - (0.1 * ctrl_squares + out.contact_cost);
+    out.contact_cost = std::min(kContactWeight * force_squares, kContactMax);
+    out.reward = (kForwardWeight * x_velocity + (healthy ? kHealthyReward : 0.0)) -
+                 (kCtrlWeight * ctrl_squares + out.contact_cost);
     out.terminated = !healthy;
     out.observation = observation();
     return out;
@@ -148,8 +160,8 @@ TEST(HumanoidV5, SpacesAreGymnasiums) {
   const auto& space = env->action_space();
   ASSERT_EQ(space.size, 17);
   for (std::size_t i = 0; i < 17; ++i) {
-    EXPECT_EQ(space.low[i], -0.4);
-    EXPECT_EQ(space.high[i], 0.4);
+    EXPECT_EQ(space.low[i], -kControlBound);
+    EXPECT_EQ(space.high[i], kControlBound);
   }
   EXPECT_DOUBLE_EQ(dynamic_cast<const fiber::rl::Humanoid&>(*env).dt(), 0.015);
 }
@@ -171,10 +183,10 @@ TEST(HumanoidV5, TrajectoryMatchesGymnasiumsDefinition) {
     ASSERT_NEAR(got.reward, expected.reward, kRewardTolerance) << "step " << t;
     ASSERT_EQ(got.terminated, expected.terminated) << "step " << t;
     ASSERT_FALSE(got.truncated);
-    out_of_range_steps +=
-        std::any_of(action.begin(), action.end(), [](double a) { return std::abs(a) > 0.4; });
+    out_of_range_steps += std::any_of(action.begin(), action.end(),
+                                      [](double a) { return std::abs(a) > kControlBound; });
     terminated_steps += expected.terminated;
-    clipped_contact_steps += expected.contact_cost == 10.0;
+    clipped_contact_steps += expected.contact_cost == kContactMax;
   }
   // The trajectory covers what it is meant to.
   EXPECT_EQ(out_of_range_steps, kTrajectorySteps);
