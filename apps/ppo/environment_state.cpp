@@ -4,6 +4,7 @@
 
 #include "envs/acrobot.hpp"
 #include "envs/cartpole.hpp"
+#include "envs/humanoid.hpp"
 #include "envs/mountain_car_continuous.hpp"
 #include "envs/pendulum.hpp"
 #include "run/eigen_conversions.hpp"
@@ -30,11 +31,6 @@ Fixed to_fixed(const std::vector<double>& state, const rl::Environment& environm
 
 }  // namespace
 
-bool has_capturable_state(const std::string& environment) {
-  return environment == rl::CartPole::kName || environment == rl::Acrobot::kName ||
-         environment == rl::Pendulum::kName || environment == rl::MountainCarContinuous::kName;
-}
-
 std::vector<double> capture_state(const rl::Environment& environment) {
   if (auto* e = dynamic_cast<const rl::CartPole*>(&environment)) return to_vector(e->state());
   if (auto* e = dynamic_cast<const rl::Acrobot*>(&environment)) return to_vector(e->state());
@@ -42,6 +38,7 @@ std::vector<double> capture_state(const rl::Environment& environment) {
   if (auto* e = dynamic_cast<const rl::MountainCarContinuous*>(&environment)) {
     return to_vector(e->state());
   }
+  if (auto* e = dynamic_cast<const rl::Humanoid*>(&environment)) return e->state();
   unsupported(environment);
 }
 
@@ -58,6 +55,7 @@ Eigen::VectorXd restore_state(rl::Environment& environment, const std::vector<do
   if (auto* e = dynamic_cast<rl::MountainCarContinuous*>(&environment)) {
     return e->set_state(to_fixed<Eigen::Vector2d>(state, environment));
   }
+  if (auto* e = dynamic_cast<rl::Humanoid*>(&environment)) return e->set_state(state);
   unsupported(environment);
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "environment_state.hpp"
 #include "envs/environment.hpp"
 #include "run/network_memory.hpp"
 
@@ -21,9 +20,7 @@ Options parse_options(int argc, char** argv) {
                  "names without dashes, e.g. learning-rate = 0.001)");
   app.allow_config_extras(false);
   std::string names;
-  for (const auto& name : rl::environment_names()) {
-    if (has_capturable_state(name)) names += (names.empty() ? "" : ", ") + name;
-  }
+  for (const auto& name : rl::environment_names()) names += (names.empty() ? "" : ", ") + name;
   const auto unit_interval = rl::in_range(0.0, 1.0);
   app.add_option("--env", o.environment, "environment: " + names)->capture_default_str();
   app.add_option("--total-timesteps", o.total_timesteps,
@@ -112,12 +109,6 @@ Options parse_options(int argc, char** argv) {
   auto known = rl::environment_names();
   if (std::find(known.begin(), known.end(), o.environment) == known.end()) {
     rl::reject(app, "unknown environment '" + o.environment + "'; known: " + names);
-  }
-  if (!has_capturable_state(o.environment)) {
-    rl::reject(app, o.environment +
-                        " is not supported by fiber-ppo (its state cannot travel with a "
-                        "segment); supported: " +
-                        names);
   }
   auto environment = rl::make_environment(o.environment);
   const auto& space = environment->action_space();

@@ -2,6 +2,7 @@
 
 #include <fiber/fiber.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -43,6 +44,20 @@ WorkerState& ready_state() {
 Eigen::VectorXd normalized(const WorkerState& s, const Eigen::VectorXd& observation) {
   return rl::normalize_observation(observation, s.observation_mean, s.observation_std,
                                    s.settings.observation_clip);
+}
+
+// What the environment is given: a continuous action clipped to the action space's bounds, as
+// CleanRL's ClipAction wrapper does (Humanoid-v5, as Gymnasium, would take it as given and charge
+// its control cost on it). The segment keeps the unclipped sample, whose log-probability the
+// update needs. A NaN stays NaN, for the environment to refuse.
+Eigen::VectorXd clipped_for(const rl::ActionSpace& space, const Eigen::VectorXd& action) {
+  if (space.discrete) return action;
+  Eigen::VectorXd clipped(action.size());
+  for (Eigen::Index i = 0; i < action.size(); ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    clipped(i) = std::clamp(action(i), space.low[k], space.high[k]);
+  }
+  return clipped;
 }
 
 }  // namespace
@@ -123,7 +138,7 @@ Segment ppo_collect(SegmentTask task) {
     out.log_probs[k] = log_prob;
     out.values[k] = s.model.value_of(observation);
 
-    rl::StepResult step = env.step(action);  // continuous actions: clipped by the environment
+    rl::StepResult step = env.step(clipped_for(env.action_space(), action));
     ++slot.episode_steps;
     slot.episode_return += step.reward;
     out.rewards[k] = step.reward;
@@ -156,7 +171,8 @@ EvaluationResult ppo_evaluate(std::uint64_t seed) {
   EvaluationResult result;
   Eigen::VectorXd raw = env.reset(seed);
   for (;;) {
-    rl::StepResult step = env.step(s.model.mode(normalized(s, raw)));
+    rl::StepResult step =
+        env.step(clipped_for(env.action_space(), s.model.mode(normalized(s, raw))));
     result.episode_return += step.reward;
     ++result.length;
     if (step.terminated || step.truncated) break;

@@ -3,7 +3,8 @@
 // Determinism whatever the number of workers: the run has a fixed number of environment slots,
 // and each iteration is one task per slot. The pool may give a slot to another worker next
 // iteration, so a slot's episode state travels with its task and comes back with its segment:
-// the environment's physical state (a few numbers, environment_state.hpp), the episode's index,
+// the environment's physical state (a few numbers, or a humanoid's MuJoCo state:
+// environment_state.hpp), the episode's index,
 // step count and return so far. Reset seeds derive from (run seed, slot, episode index) and the
 // action-sampling RNG from (run seed, slot, iteration): never from which worker runs it. Each
 // worker keeps its environment objects from the pool's initializer (ppo_setup) for the whole run
@@ -50,7 +51,7 @@ struct PolicySnapshot {
 // Where an environment slot's episode stands between segments.
 struct SlotState {
   std::int64_t slot = 0;
-  std::vector<double> physics;     // the environment's state (capture_state)
+  std::vector<double> physics;     // the environment's state (capture_state); empty: not begun
   std::int64_t episode = 0;        // index of the slot's current episode (seeds its reset)
   std::int64_t episode_steps = 0;  // steps of the current episode so far
   double episode_return = 0;

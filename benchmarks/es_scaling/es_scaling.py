@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ES scaling as CPU and bytes: fiber-es on 4 simulated nodes (tests/multinode's launcher), with 1
-to 128 workers and policies of 353 (Pendulum-v1), ~29k and ~167k parameters (Humanoid), at the
+to 128 workers and policies of 353 (Pendulum-v1), ~29k and ~167k parameters (Humanoid-MuJoCoModel), at the
 paper's population of 2,048 (1,024 tasks of one antithetic pair). Each run is one mpirun whose
 master has the PMPI counting library (build/benchmarks/mpi_counts) preloaded. Two kinds of
 snapshot, each of the master's CPU time (all its threads) and MPI counters (messages and bytes
@@ -46,8 +46,8 @@ MULTINODE = os.path.join(ROOT, "tests", "multinode")
 # name: (environment, hidden sizes); parameters = the MLP's weights and biases.
 POLICIES = {
     "pendulum-353": ("Pendulum-v1", [16, 16]),
-    "humanoid-29k": ("Humanoid", [58, 58]),
-    "humanoid-167k": ("Humanoid", [242, 242]),
+    "humanoid-29k": ("Humanoid-MuJoCoModel", [58, 58]),
+    "humanoid-167k": ("Humanoid-MuJoCoModel", [242, 242]),
 }
 NOISE_SIZE = 2_000_000  # entries of the noise table: larger than every policy here
 # The counting library's file: magic, pid, then the counters in this order (mpi_counts.cpp).

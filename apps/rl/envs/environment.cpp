@@ -99,7 +99,12 @@ const std::vector<Entry>& registry() {
       {Acrobot::kName, [] { return std::make_unique<Acrobot>(); }},
       {Pendulum::kName, [] { return std::make_unique<Pendulum>(); }},
       {MountainCarContinuous::kName, [] { return std::make_unique<MountainCarContinuous>(); }},
-      {Humanoid::kName, [] { return std::make_unique<Humanoid>(); }},
+      {Humanoid::kV5Name, [] { return std::make_unique<Humanoid>(); }},
+      {Humanoid::kMujocoModelName,
+       [] {
+         return std::make_unique<Humanoid>(Humanoid::Options{
+             .model = Humanoid::Model::mujoco, .xml_path = "", .full_observation = true});
+       }},
   };
   return entries;
 }

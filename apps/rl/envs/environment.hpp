@@ -14,7 +14,8 @@
 //
 // Names (environment_names()): CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0
 // (Gymnasium's classic-control dynamics, rewards, termination rules and time limits, in double
-// precision) and Humanoid (MuJoCo humanoid locomotion with Gymnasium's Humanoid reward).
+// precision), Humanoid-v5 (Gymnasium's, on its model) and Humanoid-MuJoCoModel (MuJoCo's own
+// humanoid model, a reward without contact cost: humanoid.hpp).
 //
 // Truncation is the environment's own business (as Gymnasium's TimeLimit wrapper): step() sets
 // `truncated` on the max_episode_steps()-th step after a reset, whether or not it also

@@ -56,8 +56,9 @@ Eigen::VectorXd scripted_action(const Environment& env, int t) {
 // Factory
 
 TEST(Factory, KnowsTheNamesInOrder) {
-  const std::vector<std::string> expected{"CartPole-v1", "Acrobot-v1", "Pendulum-v1",
-                                          "MountainCarContinuous-v0", "Humanoid"};
+  const std::vector<std::string> expected{"CartPole-v1", "Acrobot-v1",
+                                          "Pendulum-v1", "MountainCarContinuous-v0",
+                                          "Humanoid-v5", "Humanoid-MuJoCoModel"};
   EXPECT_EQ(fiber::rl::environment_names(), expected);
   for (const char* name :
        {"CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0"}) {

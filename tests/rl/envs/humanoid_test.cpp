@@ -1,5 +1,7 @@
-// The MuJoCo Humanoid: loading (and the error when the model is missing), observation size,
-// determinism, the reward's terms, termination when it falls.
+// The MuJoCo humanoids. Humanoid-MuJoCoModel: loading (and the error when the model is missing),
+// observation size, determinism, the reward's terms, termination when it falls. Both: a state
+// restored on another environment object continues bit for bit. (Humanoid-v5 against
+// Gymnasium's definition: humanoid_v5_reference_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -17,6 +19,15 @@ namespace {
 using fiber::rl::Humanoid;
 using fiber::rl::make_environment;
 using fiber::rl::StepResult;
+
+const Humanoid::Options kMujocoModel{
+    .model = Humanoid::Model::mujoco, .xml_path = "", .full_observation = true};
+
+Humanoid::Options mujoco_model_at(const std::string& path) {
+  Humanoid::Options options = kMujocoModel;
+  options.xml_path = path;
+  return options;
+}
 
 Eigen::VectorXd zero_action(const fiber::rl::Environment& env) {
   return Eigen::VectorXd::Zero(env.action_space().size);
@@ -37,9 +48,9 @@ std::string load_error(const Humanoid::Options& options) {
   return "";
 }
 
-TEST(Humanoid, LoadsTheMujocoModel) {
-  auto env = make_environment("Humanoid");
-  EXPECT_EQ(env->name(), "Humanoid");
+TEST(HumanoidMujocoModel, LoadsTheMujocoModel) {
+  auto env = make_environment("Humanoid-MuJoCoModel");
+  EXPECT_EQ(env->name(), "Humanoid-MuJoCoModel");
   EXPECT_EQ(env->max_episode_steps(), 1000);
   // qpos[2:] 26 + qvel 27 + cinert 16*10 + cvel 16*6 + qfrc_actuator 21 + cfrc_ext 16*6.
   EXPECT_EQ(env->observation_size(), 426);
@@ -54,13 +65,14 @@ TEST(Humanoid, LoadsTheMujocoModel) {
   ASSERT_NE(humanoid, nullptr);
   EXPECT_NEAR(humanoid->dt(), 0.025, 1e-15);  // timestep 0.005, frame_skip 5
 
-  Humanoid compact(Humanoid::Options{.xml_path = "", .full_observation = false});
+  Humanoid compact(Humanoid::Options{
+      .model = Humanoid::Model::mujoco, .xml_path = "", .full_observation = false});
   EXPECT_EQ(compact.observation_size(), 26 + 27);
   EXPECT_EQ(compact.reset(1).size(), 53);
 }
 
-TEST(Humanoid, ObservationSizeIsStable) {
-  Humanoid env;
+TEST(HumanoidMujocoModel, ObservationSizeIsStable) {
+  Humanoid env(kMujocoModel);
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     ASSERT_EQ(env.reset(seed).size(), env.observation_size());
     for (int t = 0; t < 20; ++t) {
@@ -69,8 +81,8 @@ TEST(Humanoid, ObservationSizeIsStable) {
   }
 }
 
-TEST(Humanoid, ResetAddsSmallNoiseToTheStandingPose) {
-  Humanoid env;
+TEST(HumanoidMujocoModel, ResetAddsSmallNoiseToTheStandingPose) {
+  Humanoid env(kMujocoModel);
   const Eigen::VectorXd a = env.reset(7);
   EXPECT_NEAR(env.torso_height(), 1.5, 0.01);  // the model's torso starts at z = 1.5
   EXPECT_NEAR(env.x_position(), 0.0, 0.01);
@@ -80,9 +92,9 @@ TEST(Humanoid, ResetAddsSmallNoiseToTheStandingPose) {
   EXPECT_NE(a, b);
 }
 
-TEST(Humanoid, SameSeedSameTrajectory) {
-  Humanoid a;
-  Humanoid b;
+TEST(HumanoidMujocoModel, SameSeedSameTrajectory) {
+  Humanoid a(kMujocoModel);
+  Humanoid b(kMujocoModel);
   ASSERT_EQ(a.reset(99), b.reset(99));
   for (int t = 0; t < 40; ++t) {
     const StepResult ra = a.step(wavy_action(a, t));
@@ -93,14 +105,14 @@ TEST(Humanoid, SameSeedSameTrajectory) {
     if (ra.terminated) break;
   }
   // Replaying the seed on a used environment gives the same start again.
-  Humanoid c;
+  Humanoid c(kMujocoModel);
   const Eigen::VectorXd start = c.reset(99);
   c.step(wavy_action(c, 0));
   EXPECT_EQ(c.reset(99), start);
 }
 
-TEST(Humanoid, RewardIsForwardPlusAliveBonusMinusControlCost) {
-  Humanoid env;
+TEST(HumanoidMujocoModel, RewardIsForwardPlusAliveBonusMinusControlCost) {
+  Humanoid env(kMujocoModel);
   env.reset(3);
   StepResult r = env.step(zero_action(env));
   ASSERT_FALSE(r.terminated);
@@ -119,9 +131,9 @@ TEST(Humanoid, RewardIsForwardPlusAliveBonusMinusControlCost) {
   EXPECT_NEAR(r.reward, terms.forward + 5.0 - terms.ctrl_cost, 1e-12);
 }
 
-TEST(Humanoid, ActionsAreClippedToTheControlRange) {
-  Humanoid a;
-  Humanoid b;
+TEST(HumanoidMujocoModel, ActionsAreClippedToTheControlRange) {
+  Humanoid a(kMujocoModel);
+  Humanoid b(kMujocoModel);
   a.reset(5);
   b.reset(5);
   const Eigen::VectorXd big = Eigen::VectorXd::Constant(a.action_space().size, 3.0);
@@ -133,8 +145,8 @@ TEST(Humanoid, ActionsAreClippedToTheControlRange) {
   EXPECT_NEAR(a.last_reward_terms().ctrl_cost, 0.1 * 21, 1e-12);
 }
 
-TEST(Humanoid, FallsWithZeroActionsAndTerminates) {
-  auto env = make_environment("Humanoid");
+TEST(HumanoidMujocoModel, FallsWithZeroActionsAndTerminates) {
+  auto env = make_environment("Humanoid-MuJoCoModel");
   const auto& humanoid = dynamic_cast<const Humanoid&>(*env);
   env->reset(2024);
   double total = 0.0;
@@ -158,42 +170,89 @@ TEST(Humanoid, FallsWithZeroActionsAndTerminates) {
   EXPECT_GT(total, 5.0 * (steps - 1) - 50.0);  // the bonus dominates while standing
 }
 
-TEST(Humanoid, MissingModelIsOneClearLine) {
+TEST(HumanoidMujocoModel, MissingModelIsOneClearLine) {
   const std::string missing = "/nonexistent/fiber/humanoid.xml";
-  const std::string what = load_error(Humanoid::Options{.xml_path = missing});
+  const std::string what = load_error(mujoco_model_at(missing));
   EXPECT_NE(what.find(missing), std::string::npos) << what;
   EXPECT_NE(what.find("libmujoco-samples"), std::string::npos) << what;
   EXPECT_EQ(what.find('\n'), std::string::npos) << what;
 }
 
-TEST(Humanoid, BrokenModelIsOneClearLine) {
+TEST(HumanoidMujocoModel, BrokenModelIsOneClearLine) {
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "fiber_rl_envs_broken_humanoid.xml";
   {
     std::ofstream out(path);
     out << "<mujoco><worldbody><body><geom type=\"nonsense\"/></body>\n</worldbody></mujoco>\n";
   }
-  const std::string what = load_error(Humanoid::Options{.xml_path = path.string()});
+  const std::string what = load_error(mujoco_model_at(path.string()));
   std::filesystem::remove(path);
   EXPECT_NE(what.find(path.string()), std::string::npos) << what;
   EXPECT_NE(what.find("libmujoco-samples"), std::string::npos) << what;
   EXPECT_EQ(what.find('\n'), std::string::npos) << what;
 }
 
-TEST(Humanoid, ModelPathFromTheEnvironmentVariable) {
+TEST(HumanoidMujocoModel, ModelPathFromTheEnvironmentVariable) {
   const std::string missing = "/nonexistent/fiber/from-variable.xml";
   ASSERT_EQ(setenv(Humanoid::kXmlVariable, missing.c_str(), 1), 0);
   std::string what;
   try {
-    make_environment("Humanoid");
+    make_environment("Humanoid-MuJoCoModel");
   } catch (const std::runtime_error& e) {
     what = e.what();
   }
-  ASSERT_EQ(setenv(Humanoid::kXmlVariable, Humanoid::kDefaultXml, 1), 0);
-  Humanoid from_variable;
-  EXPECT_EQ(from_variable.xml_path(), Humanoid::kDefaultXml);
+  ASSERT_EQ(setenv(Humanoid::kXmlVariable, Humanoid::kMujocoXml, 1), 0);
+  Humanoid from_variable(kMujocoModel);
+  EXPECT_EQ(from_variable.xml_path(), Humanoid::kMujocoXml);
   ASSERT_EQ(unsetenv(Humanoid::kXmlVariable), 0);
   EXPECT_NE(what.find(missing), std::string::npos) << what;
+}
+
+// Humanoid-v5 has its model built in: the variable for MuJoCo's model file does not move it.
+TEST(HumanoidV5, BuiltInModelWhateverTheVariableSays) {
+  ASSERT_EQ(setenv(Humanoid::kXmlVariable, "/nonexistent/fiber/humanoid.xml", 1), 0);
+  Humanoid v5;
+  ASSERT_EQ(unsetenv(Humanoid::kXmlVariable), 0);
+  EXPECT_EQ(v5.name(), "Humanoid-v5");
+  EXPECT_EQ(v5.xml_path(), "");
+  EXPECT_EQ(v5.observation_size(), 348);
+}
+
+// A state() taken mid-episode and set on another object continues bit for bit: the observation
+// set_state() returns is the original's, and the steps after it too (PPO moves a slot's episode
+// between workers this way).
+TEST(HumanoidState, RestoredOnAnotherObjectContinuesBitForBit) {
+  for (const char* name : {"Humanoid-v5", "Humanoid-MuJoCoModel"}) {
+    auto original = make_environment(name);
+    auto copy = make_environment(name);
+    auto& restored = dynamic_cast<Humanoid&>(*copy);
+    original->reset(21);
+    Eigen::VectorXd observation;
+    for (int t = 0; t < 7; ++t) observation = original->step(wavy_action(*original, t)).observation;
+    copy->reset(5);
+    copy->step(wavy_action(*copy, 3));  // a different state and history before the restore
+    const auto& source = dynamic_cast<const Humanoid&>(*original);
+    ASSERT_EQ(restored.set_state(source.state()), observation) << name;
+    EXPECT_EQ(restored.state(), source.state()) << name;
+    EXPECT_EQ(copy->elapsed_steps(), 0) << name;
+    for (int t = 7; t < 40; ++t) {
+      const StepResult x = original->step(wavy_action(*original, t));
+      const StepResult y = copy->step(wavy_action(*copy, t));
+      ASSERT_EQ(x.observation, y.observation) << name << " step " << t;
+      ASSERT_EQ(x.reward, y.reward) << name << " step " << t;
+      ASSERT_EQ(x.terminated, y.terminated) << name << " step " << t;
+    }
+  }
+}
+
+TEST(HumanoidState, StateOfAnotherSizeIsRefused) {
+  Humanoid v5;
+  Humanoid mujoco(kMujocoModel);
+  v5.reset(1);
+  mujoco.reset(1);
+  EXPECT_THROW(v5.set_state(mujoco.state()), std::invalid_argument);
+  EXPECT_THROW(v5.set_state({1.0, 2.0}), std::invalid_argument);
+  EXPECT_EQ(static_cast<int>(v5.state().size()), v5.state_size());
 }
 
 }  // namespace
