@@ -19,7 +19,7 @@
 #   --build DIR                 use this build directory as it is (default: configure and build
 #                               build/ as Release)
 #   --hang-limit S              a peer that prints nothing for S seconds is hung (default 60,
-#                               --quick 20)
+#                               --quick 30)
 #
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
 # and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
