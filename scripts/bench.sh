@@ -164,6 +164,8 @@ if $quick; then
   hang_limit=${hang_limit:-30}
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   noise_memory=(--floats 4000000)
+  noise_workers=(1 4)
+  large_results_passes=1
 else
   quick_flag=()
   overhead=(--repeats 3)
@@ -173,6 +175,8 @@ else
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
+  noise_workers=(1 4 16)
+  large_results_passes=3
 fi
 peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
   "ipyparallel ipyparallel")  # framework (as in the CSV), script name
@@ -236,7 +240,7 @@ bench_es_scaling() {
 bench_noise_memory() {
   local workers table
   begin_csv noise_memory "table,workers,processes,pss_bytes,table_bytes"
-  for workers in 1 4 16; do
+  for workers in "${noise_workers[@]}"; do
     for table in none shared private; do
       measure "noise_memory $table $workers" 120 "$results/noise_memory.csv.tmp" \
         "$build/benchmarks/noise_memory/noise_memory" --workers "$workers" --table "$table" \
@@ -260,10 +264,10 @@ bench_elasticity() {
 # Large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker
 # killed mid-transfer").
 bench_large_results() {
-  local isolation transports
+  local isolation transports pass
   begin_csv large_results \
     "transports,isolation,workers,megabytes,results,seconds,megabytes_per_second"
-  for _ in 1 2 3; do
+  for ((pass = 0; pass < large_results_passes; pass++)); do
     for isolation in --in-worker ""; do
       for transports in "-u UCX_TLS" "UCX_TLS=all"; do
         # shellcheck disable=SC2086  # $transports is env's arguments, $isolation one flag or none
