@@ -11,11 +11,14 @@
 //
 // process: master, worker, task_process (forked by the worker), orted (Open MPI's daemon), and
 // "all" for the wall time (counter wall_us). Counters: wall_us, cpu_us, runqueue_us, timeslices,
-// voluntary, involuntary, reads, writes, and syscall:NAME. The difference between the two
+// voluntary, involuntary, reads, writes, and syscall:NAME. Beside them, what the kernel's part
+// costs on this machine, in this process: rows "floor,self" with counters pipe_write_read_us (a
+// small record through a pipe and back) and sched_yield_us. The difference between the two
 // isolations is the hop's cost; task_hop.py runs it beside the MPI round trip
 // (throughput/mpi_roundtrip) and reports the ratios.
 //
 // Run it directly (fiber::Runtime sets the MPI defaults): ./task_hop [--help]
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +56,11 @@ constexpr auto kPerfAttach = std::chrono::milliseconds(500);
 constexpr const char* kSyscalls[] = {"read",        "write",          "ppoll",      "poll",
                                      "sched_yield", "futex",          "epoll_wait", "epoll_pwait",
                                      "nanosleep",   "clock_nanosleep"};
+
+// System calls timed for the floor rows, and the size of the record sent through the pipe (an
+// item record of an empty int task and a run time).
+constexpr std::size_t kFloorCalls = 200'000;
+constexpr std::size_t kFloorRecordBytes = 40;
 
 struct Options {
   std::size_t tasks = 100'000;
@@ -237,6 +245,30 @@ std::map<std::string, std::map<std::string, double>> count_syscalls(
   return counts;
 }
 
+// What a pipe write and read, and a sched_yield, cost here: the hop's system calls alone.
+void measure_floor() {
+  int ends[2];
+  if (pipe(ends) != 0) throw std::runtime_error("cannot create a pipe");
+  char record[kFloorRecordBytes] = {};
+  auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < kFloorCalls; ++i) {
+    if (write(ends[1], record, sizeof record) != sizeof record ||
+        read(ends[0], record, sizeof record) != sizeof record) {
+      throw std::runtime_error("a pipe write or read failed");
+    }
+  }
+  auto piped = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < kFloorCalls; ++i) sched_yield();
+  auto yielded = std::chrono::steady_clock::now();
+  close(ends[0]);
+  close(ends[1]);
+  auto microseconds = [](auto span) {
+    return std::chrono::duration<double, std::micro>(span).count();
+  };
+  print("floor", "self", kFloorCalls, "pipe_write_read_us", microseconds(piped - start));
+  print("floor", "self", kFloorCalls, "sched_yield_us", microseconds(yielded - piped));
+}
+
 void measure(fiber::Isolation isolation, const Options& options, const std::string& mark) {
   fiber::Pool pool({.processes = 1, .isolation = isolation});
   std::vector<int> warm_up(kWarmUpTasks), items(options.tasks);
@@ -305,6 +337,7 @@ int main(int argc, char** argv) {
                "also count the system calls of one more map with perf stat (needs perf)");
   if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   try {
+    measure_floor();
     for (auto isolation : {fiber::Isolation::none, fiber::Isolation::process}) {
       measure(isolation, options, mark);
     }

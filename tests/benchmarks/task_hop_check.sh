@@ -4,7 +4,8 @@
 # task_hop prints each counter for the master, the worker and, with Isolation::process, the task
 # process; with chunks of one item the task process writes once per task (its records and run
 # time) and the worker writes once per task (the chunk), with Isolation::none neither pipe is
-# used; a bad flag is one line; task_hop.py turns interleaved runs into its table.
+# used; the floor rows (a pipe write and read, a sched_yield) are there; a bad flag is one line;
+# task_hop.py turns interleaved runs into its table.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,6 +22,9 @@ for counter in cpu_us runqueue_us timeslices voluntary involuntary reads writes;
     expect_line "$work/hop.csv" "^$row,500,$counter,[0-9.]+$"
   done
 done
+for floor in pipe_write_read_us sched_yield_us; do
+  expect_line "$work/hop.csv" "^floor,self,[0-9]+,$floor,[0-9.]+$"
+done
 grep -q '^none,task_process,' "$work/hop.csv" && fail "a task process with Isolation::none"
 expect_line "$work/hop.csv" '^process,task_process,500,writes,1\.0000$'
 expect_line "$work/hop.csv" '^process,worker,500,writes,1\.0000$'
@@ -34,7 +38,8 @@ expect_line "$work/bad.txt" '^task_hop: --tasks'
 
 /usr/bin/python3 "$root/benchmarks/task_hop/task_hop.py" "$build" --tasks 500 --runs 2 \
   >"$work/table.md"
-expect_line "$work/table.md" '^MPI round trip \(spawned process, best of the runs\): [0-9.]+ us\.$'
+floors='in one process, a small pipe write and read: [0-9.]+ us, a sched_yield: [0-9.]+ us'
+expect_line "$work/table.md" "^MPI round trip \(spawned process, best of the runs\): [0-9.]+ us; $floors\.\$"
 expect_line "$work/table.md" '^\| wall time / MPI round trip \| [0-9.]+ \| [0-9.]+ \| -?[0-9.]+ \|$'
 expect_line "$work/table.md" '^\| task_process: write calls \| 0\.000 \| 1\.000 \| 1\.000 \|$'
 echo "task_hop: its counters for every process, one write per task each way, the table"
