@@ -11,6 +11,8 @@
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
+#   task_hop     where the default pool's per-task time goes between a worker and its task
+#                process (kernel counters per task), beside the MPI round trip
 #
 #   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
@@ -32,10 +34,10 @@
 # status 1.
 set -euo pipefail
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results)
+benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results task_hop)
 quick=false
 only=()
 results=benchmarks/results
@@ -76,7 +78,7 @@ if [[ -z $build ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
     fiber_overhead sleep_floor mpi_rounds noise_memory fiber_elasticity large_results \
-    fiber_mpi_counts mpi_counts_check
+    fiber_mpi_counts mpi_counts_check task_hop
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
 build=$(cd "$build" && pwd)
@@ -166,6 +168,7 @@ if $quick; then
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
   large_results_passes=1
+  task_hop=(--tasks 20000 --runs 1)
 else
   quick_flag=()
   overhead=(--repeats 3)
@@ -177,6 +180,7 @@ else
   noise_memory=(--floats 25000000)
   noise_workers=(1 4 16)
   large_results_passes=3
+  task_hop=(--tasks 100000 --runs 3 --syscalls)
 fi
 peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
   "ipyparallel ipyparallel")  # framework (as in the CSV), script name
@@ -280,6 +284,13 @@ bench_large_results() {
   end_csv large_results
   $python benchmarks/large_results/report.py "$results/large_results.csv" \
     --markdown "$results/large_results.md" || failed+=("large_results report")
+}
+
+# The hop between a worker and its task process: its table only (benchmarks/task_hop/).
+bench_task_hop() {
+  printf '# The hop between a worker and its task process\n\n' >"$results/task_hop.md"
+  measure task_hop 300 "$results/task_hop.md" $python benchmarks/task_hop/task_hop.py "$build" \
+    --csv "$results/task_hop.csv" "${task_hop[@]}"
 }
 
 for name in "${only[@]}"; do
