@@ -36,8 +36,16 @@ POLL_SECONDS = 0.2
 LAST_LINE_CHARACTERS = 160  # of the program's last line on stderr, kept for the reports
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A bad command line is one line on stderr, exit status 2."""
+
+    def error(self, message):
+        print(f"contained_run: {message} (--help lists the options)", file=sys.stderr)
+        sys.exit(2)
+
+
 def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name", required=True, help="the measurement's name, for messages")
     parser.add_argument("--output", required=True, help="the CSV its stdout is appended to")
     parser.add_argument("--limit", type=float, default=600, help="seconds it may run at most")
@@ -143,7 +151,7 @@ def run(args, mark, outcome):
                     continue
                 last_output = time.monotonic()
                 lines = (partial[key.data] + data).split(b"\n")
-                partial[key.data] = lines.pop()  # a line cut off by a hang is not kept
+                partial[key.data] = lines.pop()  # a line cut off by a hang is dropped
                 if key.data == "stdout":
                     output.write(b"".join(line + b"\n" for line in lines))
                     output.flush()
@@ -163,6 +171,8 @@ def run(args, mark, outcome):
             if args.silence is not None and now - last_output > args.silence:
                 outcome.end("hung", f"no output for {args.silence:g} s")
                 break
+        if outcome.state == "ok" and partial["stdout"]:  # a last line with no newline
+            output.write(partial["stdout"] + b"\n")
     selector.close()
     return program
 

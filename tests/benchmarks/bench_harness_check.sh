@@ -6,7 +6,8 @@
 #   "hung (no output for N s)" in its columns, the other peers' rows are there, its processes
 #   (at least the singleton, its orted and a spawned worker) were stopped, and no process of the
 #   run is left. Counts and contents only: no time is asserted.
-# bad-options: each bad option gives one line on stderr and a non-zero exit.
+# bad-options: each bad option of bench.sh and contained_run.py gives one line on stderr and a
+#   non-zero exit.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -76,7 +77,16 @@ bad-options)
     [[ $(wc -l <"$work/err.txt") -eq 1 ]] || { cat "$work/err.txt" >&2; fail "$options: not one line"; }
     expect_line "$work/err.txt" '^bench\.sh: '
   done
-  echo "bench.sh: one line for each bad option"
+  for options in "--limit 0" "--silence -1" "--states only-states.csv"; do
+    # shellcheck disable=SC2086  # the options are several words
+    if /usr/bin/python3 "$root/benchmarks/contained_run.py" --name check --output "$work/out.csv" \
+      $options -- true 2>"$work/err.txt"; then
+      fail "contained_run.py $options succeeded"
+    fi
+    [[ $(wc -l <"$work/err.txt") -eq 1 ]] || { cat "$work/err.txt" >&2; fail "$options: not one line"; }
+    expect_line "$work/err.txt" '^contained_run: '
+  done
+  echo "bench.sh and contained_run.py: one line for each bad option"
   ;;
 *)
   fail "unknown check '$2'"
