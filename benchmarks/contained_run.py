@@ -11,12 +11,13 @@ sets once per run. Before it starts, the processes left by the run's earlier mea
 stopped the same way, so that every measurement starts from a clean machine.
 
     contained_run.py --name NAME --output CSV [--limit S] [--silence S]
-                     [--states CSV --framework FRAMEWORK] -- COMMAND...
+                     [--states CSV --framework FRAMEWORK [--hung-earlier WHERE]] -- COMMAND...
 
 --states appends `framework,state,reason,last_line,stopped` (state ok, hung or failed; last_line:
 the last line the program wrote to stderr; stopped: how many of its processes had to be stopped
-at the end) for the reports' tables. Exit status 0 when the program exited with 0 and nothing was
-left running, 1 otherwise.
+at the end) for the reports' tables. --hung-earlier: the program hung in WHERE earlier in the run;
+it is not run again, only recorded as hung. Exit status 0 when the program exited with 0 and
+nothing was left running, 3 when it hung (or hung earlier), 1 otherwise.
 """
 
 import argparse
@@ -33,6 +34,7 @@ EXIT_GRACE_SECONDS = 3  # after a program's exit, for its workers to exit by the
 TERM_GRACE_SECONDS = 3  # SIGTERM first: IPyParallel's engines stop their kernels on it
 KILL_GRACE_SECONDS = 10  # after SIGKILL, until the kernel has taken every process down
 POLL_SECONDS = 0.2
+EXIT_STATUS = {"ok": 0, "failed": 1, "hung": 3}
 LAST_LINE_CHARACTERS = 160  # of the program's last line on stderr, kept for the reports
 
 
@@ -52,12 +54,16 @@ def parse_args():
     parser.add_argument("--silence", type=float, help="seconds it may go without printing")
     parser.add_argument("--states", help="the CSV its outcome is appended to")
     parser.add_argument("--framework", help="the framework it measures (with --states)")
+    parser.add_argument("--hung-earlier", metavar="WHERE",
+                        help="do not run it: it hung in WHERE earlier (with --states)")
     parser.add_argument("command", nargs="+", help="the program and its arguments")
     args = parser.parse_args()
     if args.limit <= 0 or (args.silence is not None and args.silence <= 0):
         parser.error("--limit and --silence must be positive")
     if bool(args.states) != bool(args.framework):
         parser.error("--states and --framework go together")
+    if args.hung_earlier and not args.states:
+        parser.error("--hung-earlier needs --states")
     return args
 
 
@@ -179,6 +185,12 @@ def run(args, mark, outcome):
 
 def main():
     args = parse_args()
+    if args.hung_earlier:
+        outcome = Outcome()
+        outcome.end("hung", f"in {args.hung_earlier} earlier in this run; not run again")
+        print(f"contained_run: {args.name}: not run, {outcome.reason}", file=sys.stderr)
+        record(args, outcome, 0)
+        sys.exit(EXIT_STATUS["hung"])
     run_id = os.environ.get("FIBER_BENCH_RUN", f"{os.getpid()}-{time.time_ns()}")
     earlier, left = stop_marked(f"{run_id}:")
     if left:
@@ -213,14 +225,19 @@ def main():
         print(f"contained_run: {args.name}: stopped what it left running: {describe(stopped)}",
               file=sys.stderr)
     if args.states:
-        new = not os.path.exists(args.states) or os.path.getsize(args.states) == 0
-        with open(args.states, "a", newline="") as states:
-            writer = csv.writer(states)
-            if new:
-                writer.writerow(["framework", "state", "reason", "last_line", "stopped"])
-            writer.writerow([args.framework, outcome.state, outcome.reason, outcome.last_line,
-                             len(stopped)])
-    sys.exit(0 if outcome.state == "ok" else 1)
+        record(args, outcome, len(stopped))
+    sys.exit(EXIT_STATUS[outcome.state])
+
+
+def record(args, outcome, stopped):
+    """Appends the outcome to --states."""
+    new = not os.path.exists(args.states) or os.path.getsize(args.states) == 0
+    with open(args.states, "a", newline="") as states:
+        writer = csv.writer(states)
+        if new:
+            writer.writerow(["framework", "state", "reason", "last_line", "stopped"])
+        writer.writerow([args.framework, outcome.state, outcome.reason, outcome.last_line,
+                         stopped])
 
 
 if __name__ == "__main__":

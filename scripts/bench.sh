@@ -28,9 +28,9 @@
 # benchmarks/results/NAME.csv, NAME.md and NAME.png for each benchmark, and run.txt (when, which
 # mode, the machine's load). A full run also rewrites the README's tables. Every program runs
 # alone (benchmarks/contained_run.py): in a session of its own, within a time limit, every
-# process it started stopped after it. A peer that hangs is stopped and shows in the tables as
-# "hung (reason)"; NAME_peers.csv says how each peer ended. If a program fails or hangs, the rest
-# of the run goes on, the rows measured so far are still reported, and the script exits with
+# process it started stopped after it. A peer that hangs is stopped, shows in the tables as
+# "hung (reason)" and is not run again; NAME_peers.csv says how each peer ended. If a program
+# fails or hangs, the rest of the run goes on, the rows measured so far are still reported, and the script exits with
 # status 1.
 set -euo pipefail
 
@@ -97,15 +97,18 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 SECONDS=0
 
 # Runs one measuring program contained (benchmarks/contained_run.py), its CSV lines appended to
-# OUTPUT, ended at LIMIT seconds.
+# OUTPUT, ended at LIMIT seconds; its exit status in contained (0 ok, 3 hung, else failed).
 #   contain NAME LIMIT OUTPUT [contained_run.py OPTION...] -- COMMAND...
 failed=()
+contained=0
 contain() {
   local name="$1" limit="$2" output="$3"
   shift 3
   echo "== $name ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2
-  if ! $python benchmarks/contained_run.py --name "$name" --limit "$limit" --output "$output" \
-    "$@"; then
+  contained=0
+  $python benchmarks/contained_run.py --name "$name" --limit "$limit" --output "$output" "$@" ||
+    contained=$?
+  if [[ $contained -ne 0 ]]; then
     echo "bench.sh: $name failed or hung" >&2
     failed+=("$name")
   fi
@@ -117,13 +120,23 @@ measure() {
   contain "$name" "$limit" "$output" -- "$@"
 }
 # A peer: hung after --hang-limit seconds without output, its end recorded in BENCHMARK_peers.csv.
+# A peer that hung is not run again (a hang costs the run one --hang-limit).
 #   measure_peer BENCHMARK FRAMEWORK COMMAND...
+hung_peers=()  # "framework:benchmark"
 measure_peer() {
-  local benchmark="$1" framework="$2"
+  local benchmark="$1" framework="$2" hung=() earlier
   shift 2
+  for earlier in "${hung_peers[@]}"; do
+    if [[ ${earlier%%:*} == "$framework" ]]; then
+      hung=(--hung-earlier "${earlier#*:}")
+    fi
+  done
   contain "${framework}_$benchmark" "$peer_limit" "$results/$benchmark.csv.tmp" \
     --silence "$hang_limit" --states "$results/${benchmark}_peers.csv.tmp" \
-    --framework "$framework" -- "$@"
+    --framework "$framework" "${hung[@]}" -- "$@"
+  if [[ $contained -eq 3 && ${#hung[@]} -eq 0 ]]; then
+    hung_peers+=("$framework:$benchmark")
+  fi
 }
 
 # Starts NAME's CSV (a .tmp beside it until the benchmark is done) with its header.
