@@ -30,8 +30,8 @@
 # alone (benchmarks/contained_run.py): in a session of its own, within a time limit, every
 # process it started stopped after it. A peer that hangs is stopped, shows in the tables as
 # "hung (reason)" and is not run again; NAME_peers.csv says how each peer ended. If a program
-# fails or hangs, the rest of the run goes on, the rows measured so far are still reported, and the script exits with
-# status 1.
+# fails or hangs, the rest of the run goes on, the rows measured so far are still reported, and
+# the script exits with status 1.
 set -euo pipefail
 
 usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
