@@ -99,15 +99,29 @@ SECONDS=0
 # Runs one measuring program contained (benchmarks/contained_run.py), its CSV lines appended to
 # OUTPUT, ended at LIMIT seconds; its exit status in contained (0 ok, 3 hung, else failed).
 #   contain NAME LIMIT OUTPUT [contained_run.py OPTION...] -- COMMAND...
+# contained_run.py runs in the background so that bench.sh can pass on SIGINT and SIGTERM to it
+# (it stops its program's processes, which are in a session of their own, before it ends).
 failed=()
 contained=0
+running=""
+stop_running() {
+  if [[ -n $running ]]; then
+    kill -TERM "$running" 2>/dev/null || true
+    wait "$running" || true
+  fi
+  echo "bench.sh: interrupted" >&2
+  exit 130
+}
+trap stop_running INT TERM
 contain() {
   local name="$1" limit="$2" output="$3"
   shift 3
   echo "== $name ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2
   contained=0
-  $python benchmarks/contained_run.py --name "$name" --limit "$limit" --output "$output" "$@" ||
-    contained=$?
+  $python benchmarks/contained_run.py --name "$name" --limit "$limit" --output "$output" "$@" &
+  running=$!
+  wait "$running" || contained=$?
+  running=""
   if [[ $contained -ne 0 ]]; then
     echo "bench.sh: $name failed or hung" >&2
     failed+=("$name")

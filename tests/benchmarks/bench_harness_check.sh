@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # scripts/bench.sh's harness (benchmarks/contained_run.py), with real peers:
-#   bench_harness_check.sh BUILD_DIR hung-peer|bad-options
+#   bench_harness_check.sh BUILD_DIR hung-peer|interrupted|bad-options
 # hung-peer: with mpi4py.futures made to hang (FIBER_BENCH_HANG) once its workers are up,
 #   `bench.sh --quick --only throughput,overhead` goes on after it: the throughput table says
 #   "hung (no output for N s)" in its columns, the overhead table "hung (in throughput ...; not
 #   run again)", the other peers' rows are there, its processes (at least the singleton, its
 #   orted and a spawned worker) were stopped, and no process of the run is left. Counts and
 #   contents only: no time is asserted.
+# interrupted: SIGTERM to bench.sh while that peer hangs: it ends (status 130) and leaves none of
+#   the run's processes.
 # bad-options: each bad option of bench.sh and contained_run.py gives one line on stderr and a
 #   non-zero exit.
 set -euo pipefail
@@ -16,6 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+hang_wait_polls=300  # seconds to wait for the peer's hang, at most (it comes after fiber's runs)
 expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
 count_lines() { grep -Ec "$2" "$1" || true; }
 
@@ -74,6 +77,26 @@ hung-peer)
   rows=$(count_lines "$results/overhead.md" "^\| (apply_async|map) \|.*\| $hung_earlier \|")
   [[ $rows -eq 4 ]] || { cat "$results/overhead.md" >&2; fail "$rows table rows, not 4"; }
   echo "a hung peer: stopped with its processes, 'hung (...)' in both tables, the rest measured"
+  ;;
+interrupted)
+  # SIGTERM to bench.sh while a peer hangs with its workers up: none of the run's processes stay.
+  export FIBER_BENCH_RUN="harness-interrupted-$$" FIBER_BENCH_HANG=mpi4py.futures
+  "$root/scripts/bench.sh" --quick --only throughput --build "$build" --results "$work/results" \
+    >"$work/out.txt" 2>"$work/err.txt" &
+  bench=$!
+  for _ in $(seq "$hang_wait_polls"); do
+    grep -q 'hanging on purpose' "$work/err.txt" && break
+    sleep 1
+  done
+  grep -q 'hanging on purpose' "$work/err.txt" || { cat "$work/err.txt" >&2; fail "no hang"; }
+  kill -TERM "$bench"
+  status=0
+  wait "$bench" || status=$?
+  [[ $status -eq 130 ]] || { tail "$work/err.txt" >&2; fail "bench.sh exited with $status"; }
+  expect_line "$work/err.txt" '^bench\.sh: interrupted$'
+  left=$(grep -l "FIBER_BENCH_MEASURED=$FIBER_BENCH_RUN:" /proc/[0-9]*/environ 2>/dev/null || true)
+  [[ -z $left ]] || fail "processes of the interrupted run left: $left"
+  echo "bench.sh interrupted during a hung peer: nothing of the run left"
   ;;
 bad-options)
   for options in "--only nosuch" "--hang-limit 0" "--results" "--bogus"; do
