@@ -8,13 +8,15 @@ process), best of --runs each, in one invocation; a Markdown table of both isola
     /usr/bin/python3 task_hop.py BUILD_DIR [--tasks N] [--runs N] [--syscalls] [--csv PATH]
 
 --syscalls: one more run of task_hop under perf stat for the system calls by name (perf
-attached slows the run; its wall time is not used).
+attached slows the run; its wall time is not used); left out, with a note, where perf is not
+installed.
 """
 
 import argparse
 import csv
 import io
 import os
+import shutil
 import subprocess
 import sys
 
@@ -104,7 +106,10 @@ def main():
         round_trips.append(round_trip_us(args.build, args.tasks))
         runs.append(task_hop(args.build, args.tasks))
     rows = best_by_isolation(runs)
-    if args.syscalls:
+    note = ""
+    if args.syscalls and not shutil.which("perf"):
+        note = "\nNo system calls by name: perf is not installed (Debian's linux-perf).\n"
+    elif args.syscalls:
         rows.update({key: value for key, value in task_hop(args.build, args.tasks, True).items()
                      if key[2].startswith("syscall:")})
     if args.csv:
@@ -112,7 +117,7 @@ def main():
             writer = csv.writer(out)
             writer.writerow(["isolation", "process", "counter", "per_task"])
             writer.writerows([*key, f"{value:.4f}"] for key, value in sorted(rows.items()))
-    sys.stdout.write(table(rows, min(round_trips)))
+    sys.stdout.write(table(rows, min(round_trips)) + note)
 
 
 if __name__ == "__main__":
