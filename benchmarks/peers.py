@@ -1,5 +1,5 @@
 """What the Python peers of fiber's benchmarks share: starting mpi4py with the MPI settings fiber
-uses, and an IPyParallel cluster that is always stopped.
+uses, an IPyParallel cluster that is always stopped, and a hang on purpose for the harness's test.
 
 Imported by the peer scripts in benchmarks/*/ (they put this folder on sys.path). Debian's
 /usr/bin/python3 only: python3-mpi4py, python3-ipyparallel.
@@ -28,6 +28,18 @@ FIBER_MPI_DEFAULTS = {
     "OMPI_MCA_oob_tcp_if_include": "lo",
 }
 
+# Names the framework whose peer hangs on purpose (tests/benchmarks/hung_peer_check.sh).
+HANG_ON_PURPOSE = "FIBER_BENCH_HANG"
+
+
+def hang_if_asked(framework):
+    """Hangs forever when $FIBER_BENCH_HANG names `framework`: called with the pool's workers up,
+    as mpi4py.futures hung in a PMIx lookup, so that bench.sh has processes to stop."""
+    if os.environ.get(HANG_ON_PURPOSE) == framework:
+        print(f"{framework}: hanging on purpose ({HANG_ON_PURPOSE})", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+
 
 def set_fiber_mpi_defaults(module_folder):
     """Call before `from mpi4py import MPI` (which initializes MPI). Spawned workers inherit the
@@ -43,7 +55,8 @@ def set_fiber_mpi_defaults(module_folder):
 def ipyparallel_cluster(engines, start_timeout=120):
     """A local IPyParallel cluster of `engines` engines, profile in a temporary directory; yields
     a connected ipyparallel.Client and stops the cluster whatever happens, Ctrl-C and SIGTERM
-    (timeout's) included."""
+    (bench.sh's) included. Says on stderr how many engines are up as they come: bench.sh takes
+    a peer that prints nothing for a while as hung."""
     import ipyparallel
 
     ipython_dir = tempfile.mkdtemp(prefix="fiber-bench-ipython-")
@@ -56,6 +69,7 @@ def ipyparallel_cluster(engines, start_timeout=120):
                                 "--log-level=ERROR"], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     client = None
+    engines_up = 0
     try:
         deadline = time.monotonic() + start_timeout
         connection_file = os.path.join(profile[1], "security", "ipcontroller-client.json")
@@ -64,6 +78,10 @@ def ipyparallel_cluster(engines, start_timeout=120):
                 if not os.path.exists(connection_file):  # the Client would print while waiting
                     raise OSError(f"no {connection_file} yet")
                 client = ipyparallel.Client(profile_dir=profile[1], timeout=5)
+                if len(client.ids) != engines_up:
+                    engines_up = len(client.ids)
+                    print(f"ipyparallel: {engines_up} of {engines} engines up", file=sys.stderr,
+                          flush=True)
                 if len(client.ids) >= engines:
                     break
                 client.close()

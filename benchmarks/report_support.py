@@ -1,5 +1,6 @@
-"""What the benchmark reports share: their command line, CSV reading, Markdown tables, and
-writing the results to a Markdown file and to the README's tables between markers.
+"""What the benchmark reports share: their command line, CSV reading, how the peers ended,
+Markdown tables, and writing the results to a Markdown file and to the README's tables between
+markers.
 
 Each table sits between `<!-- NAME table: written by scripts/bench.sh -->` and
 `<!-- end of NAME table -->` in the README.
@@ -10,10 +11,13 @@ import csv
 import sys
 
 
-def arguments(description, plot=True):
+def arguments(description, plot=True, peers=False):
     """The command line of a report: its CSV, and where else to write what it finds."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("csv", help="the benchmark's CSV (scripts/bench.sh writes it)")
+    if peers:
+        parser.add_argument("--peer-states", metavar="PATH",
+                            help="how each peer ended (NAME_peers.csv of scripts/bench.sh)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown")
     parser.add_argument("--readme", metavar="PATH",
                         help="also put the Markdown table into this README, between its markers")
@@ -53,6 +57,21 @@ def read_csv(path, fields):
     if rows and not set(fields) <= set(rows[0]):
         sys.exit(f"report: {path} lacks columns {sorted(set(fields) - set(rows[0]))}")
     return rows
+
+
+def peer_ends(path):
+    """The peers that did not end well, from the CSV that benchmarks/contained_run.py --states
+    writes ({} without one): {framework: "hung (reason)" or "failed (reason)"} for the tables'
+    cells, and a note for each, with the last line it wrote."""
+    if not path:
+        return {}, []
+    rows = [row for row in read_csv(path, ("framework", "state", "reason", "last_line"))
+            if row["state"] != "ok"]
+    ends = {row["framework"]: f"{row['state']} ({row['reason']})" for row in rows}
+    notes = [f"{row['framework']}: {row['state']} ({row['reason']})"
+             + (f", its last line: '{row['last_line']}'" if row["last_line"] else "")
+             for row in rows]
+    return ends, [note.replace("|", "/") for note in notes]
 
 
 def markdown(header, lines, right_aligned=()):

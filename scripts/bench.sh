@@ -11,178 +11,321 @@
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
+#   task_hop     where the default pool's per-task time goes between a worker and its task
+#                process (kernel counters per task), beside the MPI round trip
 #
 #   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
-#   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
+#   --only NAME[,NAME...]       these benchmarks only (the names above)
+#   --results DIR               write there instead of benchmarks/results/ (and not the README)
+#   --build DIR                 use this build directory as it is (default: configure and build
+#                               build/ as Release)
+#   --hang-limit S              a peer that prints nothing for S seconds is hung (default 60,
+#                               --quick 30)
 #
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
 # and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
 # benchmarks/results/NAME.csv, NAME.md and NAME.png for each benchmark, and run.txt (when, which
-# mode, the machine's load). A full run also rewrites the README's tables. If a program fails,
-# the rows measured so far are still reported, and the script exits with status 1.
+# mode, the machine's load). A full run also rewrites the README's tables. Every program runs
+# alone (benchmarks/contained_run.py): in a session of its own, within a time limit, every
+# process it started stopped after it. A peer that hangs is stopped, shows in the tables as
+# "hung (reason)" and is not run again; NAME_peers.csv says how each peer ended. If a program
+# fails or hangs, the rest of the run goes on, the rows measured so far are still reported, and
+# the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "bench.sh: $*" >&2; exit 2; }
 
+benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results task_hop)
 quick=false
-for arg in "$@"; do
-  case "$arg" in
+only=()
+results=benchmarks/results
+build=""
+hang_limit=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --quick) quick=true ;;
+    --only | --results | --build | --hang-limit)
+      [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
+      case "$1" in
+        --only) IFS=, read -ra only <<<"$2" ;;
+        --results) results=$2 ;;
+        --build) build=$2 ;;
+        --hang-limit) hang_limit=$2 ;;
+      esac
+      shift
+      ;;
     -h | --help) usage; exit 0 ;;
-    *) echo "bench.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+    *) die "unknown option '$1' (see --help)" ;;
   esac
+  shift
 done
+for name in "${only[@]}"; do
+  [[ " ${benchmarks[*]} " == *" $name "* ]] || die "no benchmark '$name' (${benchmarks[*]})"
+done
+[[ ${#only[@]} -gt 0 ]] || only=("${benchmarks[@]}")
+if [[ -n $hang_limit ]] && ! [[ $hang_limit =~ ^[0-9]+$ && $hang_limit -gt 0 ]]; then
+  die "--hang-limit needs a positive number of seconds, not '$hang_limit'"
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 scripts/setup.sh --bench
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
-cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip fiber_overhead \
-  sleep_floor mpi_rounds noise_memory fiber_elasticity large_results fiber_mpi_counts \
-  mpi_counts_check
+if [[ -z $build ]]; then
+  build=build
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
+  cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
+    fiber_overhead sleep_floor mpi_rounds noise_memory fiber_elasticity large_results \
+    fiber_mpi_counts mpi_counts_check task_hop
+fi
+[[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
+build=$(cd "$build" && pwd)
 
 # mpirun and MPI singletons refuse root without these (docs/platform.md, "Running as root").
 if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# What marks this run's processes (benchmarks/contained_run.py); a caller may choose it.
+export FIBER_BENCH_RUN=${FIBER_BENCH_RUN:-bench-$$-$(date +%s)}
 
 python=/usr/bin/python3  # Debian's: the peers and matplotlib are installed for it
-results=benchmarks/results
 mkdir -p "$results"
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 SECONDS=0
 
-# Runs one measuring program, its CSV lines appended to OUTPUT; a hang ends at the time limit.
-#   measure NAME LIMIT OUTPUT COMMAND...
+# Runs one measuring program contained (benchmarks/contained_run.py), its CSV lines appended to
+# OUTPUT, ended at LIMIT seconds; its exit status in contained (0 ok, 3 hung, else failed).
+#   contain NAME LIMIT OUTPUT [contained_run.py OPTION...] -- COMMAND...
+# contained_run.py runs in the background so that bench.sh can pass on SIGINT and SIGTERM to it
+# (it stops its program's processes, which are in a session of their own, before it ends).
 failed=()
-measure() {
+contained=0
+running=""
+stop_running() {
+  if [[ -n $running ]]; then
+    kill -TERM "$running" 2>/dev/null || true
+    wait "$running" || true
+  fi
+  echo "bench.sh: interrupted" >&2
+  exit 130
+}
+trap stop_running INT TERM
+contain() {
   local name="$1" limit="$2" output="$3"
   shift 3
   echo "== $name ($((SECONDS / 60))m$((SECONDS % 60))s)" >&2
-  if ! timeout --kill-after=10 "$limit" "$@" >>"$output"; then
-    echo "bench.sh: $name failed or timed out (limit ${limit}s)" >&2
+  contained=0
+  $python benchmarks/contained_run.py --name "$name" --limit "$limit" --output "$output" "$@" &
+  running=$!
+  wait "$running" || contained=$?
+  running=""
+  if [[ $contained -ne 0 ]]; then
+    echo "bench.sh: $name failed or hung" >&2
     failed+=("$name")
+  fi
+}
+#   measure NAME LIMIT OUTPUT COMMAND...
+measure() {
+  local name="$1" limit="$2" output="$3"
+  shift 3
+  contain "$name" "$limit" "$output" -- "$@"
+}
+# A peer: hung after --hang-limit seconds without output, its end recorded in BENCHMARK_peers.csv.
+# A peer that hung is not run again (a hang costs the run one --hang-limit).
+#   measure_peer BENCHMARK FRAMEWORK COMMAND...
+hung_peers=()  # "framework:benchmark"
+measure_peer() {
+  local benchmark="$1" framework="$2" hung=() earlier
+  shift 2
+  for earlier in "${hung_peers[@]}"; do
+    if [[ ${earlier%%:*} == "$framework" ]]; then
+      hung=(--hung-earlier "${earlier#*:}")
+    fi
+  done
+  contain "${framework}_$benchmark" "$peer_limit" "$results/$benchmark.csv.tmp" \
+    --silence "$hang_limit" --states "$results/${benchmark}_peers.csv.tmp" \
+    --framework "$framework" "${hung[@]}" -- "$@"
+  if [[ $contained -eq 3 && ${#hung[@]} -eq 0 ]]; then
+    hung_peers+=("$framework:$benchmark")
   fi
 }
 
 # Starts NAME's CSV (a .tmp beside it until the benchmark is done) with its header.
-begin_csv() { echo "$2" >"$results/$1.csv.tmp"; }
-end_csv() { mv "$results/$1.csv.tmp" "$results/$1.csv"; }
+begin_csv() {
+  echo "$2" >"$results/$1.csv.tmp"
+  rm -f "$results/${1}_peers.csv.tmp"
+}
+end_csv() {
+  mv "$results/$1.csv.tmp" "$results/$1.csv"
+  if [[ -e $results/${1}_peers.csv.tmp ]]; then
+    mv "$results/${1}_peers.csv.tmp" "$results/${1}_peers.csv"
+  else
+    rm -f "$results/${1}_peers.csv"
+  fi
+}
 
-# Writes NAME's Markdown and PNG with its report.py, and the README's table on a full run.
+# README tables: full runs into benchmarks/results/ only.
+readme=(--readme README.md)
+if $quick || [[ $results != benchmarks/results ]]; then
+  readme=()
+fi
+
+# Writes NAME's Markdown and PNG with its report.py (with its peers' ends, if it has peers), and
+# the README's table.
 report() {
   local name="$1" script="$2"
-  local readme=(--readme README.md)
-  $quick && readme=()
+  local states=()
+  [[ -e $results/${name}_peers.csv ]] && states=(--peer-states "$results/${name}_peers.csv")
   echo >&2
   $python "$script" "$results/$name.csv" --markdown "$results/$name.md" \
-    --plot "$results/$name.png" "${readme[@]}" || failed+=("$name report")
+    --plot "$results/$name.png" "${states[@]}" "${readme[@]}" || failed+=("$name report")
 }
 
 if $quick; then
   quick_flag=(--quick)
-  overhead=(--task-seconds 0.001 0.0001 --repeats 1)
-  overhead_repeats=(--repeats 1)
-  peer_limit=(--limit 1)
+  overhead=(--total 0.2 --task-seconds 0.001 0.0001 --repeats 1)
+  overhead_repeats=(--total 0.2 --repeats 1)
+  peer_time=(--limit 1)
+  peer_limit=90
+  hang_limit=${hang_limit:-30}
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   noise_memory=(--floats 4000000)
+  noise_workers=(1 4)
+  large_results_passes=1
+  task_hop=(--tasks 20000 --runs 1)
 else
   quick_flag=()
   overhead=(--repeats 3)
   overhead_repeats=(--repeats 3)
-  peer_limit=(--limit 5)
+  peer_time=(--limit 5)
+  peer_limit=600
+  hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   noise_memory=(--floats 25000000)
+  noise_workers=(1 4 16)
+  large_results_passes=3
+  task_hop=(--tasks 100000 --runs 3 --syscalls)
 fi
+peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
+  "ipyparallel ipyparallel")  # framework (as in the CSV), script name
 
-# --- throughput of empty tasks
-begin_csv throughput "framework,mode,workers,chunksize,tasks,seconds,tasks_per_second"
-out="$results/throughput.csv.tmp"
-bin=build/benchmarks/throughput
-measure mpi_roundtrip 120 "$out" "$bin/mpi_roundtrip"
-measure fiber_throughput 900 "$out" "$bin/fiber_throughput" "${quick_flag[@]}"
-for peer in multiprocessing mpi4py_futures ipyparallel; do
-  measure "${peer}_throughput" 600 "$out" $python "benchmarks/throughput/${peer}_peer.py" \
-    "${quick_flag[@]}"
-done
-end_csv throughput
-report throughput benchmarks/throughput/report.py
-
-# --- framework overhead (the paper's sleep test)
-begin_csv overhead "framework,mode,task_seconds,tasks,workers,seconds,measured_tasks"
-out="$results/overhead.csv.tmp"
-measure sleep_floor 300 "$out" build/benchmarks/overhead/sleep_floor "${overhead[@]}"
-measure mpi_rounds 300 "$out" build/benchmarks/overhead/mpi_rounds "${overhead[@]}"
-measure fiber_overhead 600 "$out" build/benchmarks/overhead/fiber_overhead "${overhead[@]}"
-# The same rounds with one worker: the cost of a round when the processes do not compete for cores.
-measure "mpi_rounds 1 worker" 300 "$out" build/benchmarks/overhead/mpi_rounds \
-  --workers 1 --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
-measure "fiber_overhead 1 worker" 300 "$out" build/benchmarks/overhead/fiber_overhead \
-  --workers 1 --modes apply_async --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
-for peer in multiprocessing mpi4py_futures ipyparallel; do
-  measure "${peer}_overhead" 600 "$out" $python "benchmarks/overhead/$peer/overhead.py" \
-    "${overhead[@]}" "${peer_limit[@]}"
-done
-end_csv overhead
-report overhead benchmarks/overhead/report.py
-
-# --- ES scaling as CPU and bytes (its header comes from es_scaling.py --header), counted by the
-# PMPI library, which is first checked against a known exchange
-counts_check=$(mktemp)
-if ! timeout 120 mpirun --oversubscribe -n 1 env \
-  LD_PRELOAD="$root/build/benchmarks/mpi_counts/libfiber_mpi_counts.so" \
-  FIBER_MPI_COUNTS="$counts_check" build/benchmarks/mpi_counts/mpi_counts_check >&2; then
-  failed+=("mpi_counts_check")
-fi
-rm -f "$counts_check"
-: >"$results/es_scaling.csv.tmp"
-measure es_scaling 1500 "$results/es_scaling.csv.tmp" $python benchmarks/es_scaling/es_scaling.py \
-  build --header "${es_scaling[@]}"
-end_csv es_scaling
-report es_scaling benchmarks/es_scaling/report.py
-
-# --- noise-table memory: one run per configuration, so that no parked workers are counted
-begin_csv noise_memory "table,workers,processes,pss_bytes,table_bytes"
-for workers in 1 4 16; do
-  for table in none shared private; do
-    measure "noise_memory $table $workers" 120 "$results/noise_memory.csv.tmp" \
-      build/benchmarks/noise_memory/noise_memory --workers "$workers" --table "$table" \
-      "${noise_memory[@]}"
+# Empty tasks.
+bench_throughput() {
+  begin_csv throughput "framework,mode,workers,chunksize,tasks,seconds,tasks_per_second"
+  local out="$results/throughput.csv.tmp" bin="$build/benchmarks/throughput"
+  local peer framework script
+  measure mpi_roundtrip 120 "$out" "$bin/mpi_roundtrip"
+  measure fiber_throughput 900 "$out" "$bin/fiber_throughput" "${quick_flag[@]}"
+  for peer in "${peers[@]}"; do
+    read -r framework script <<<"$peer"
+    measure_peer throughput "$framework" $python "benchmarks/throughput/${script}_peer.py" \
+      "${quick_flag[@]}"
   done
-done
-end_csv noise_memory
-report noise_memory benchmarks/noise_memory/report.py
+  end_csv throughput
+  report throughput benchmarks/throughput/report.py
+}
 
-# --- elasticity. Through fiberrun: it kills a worker process, which ends a plain mpirun's job.
-begin_csv elasticity "measure,workers,seconds"
-measure fiber_elasticity 300 "$results/elasticity.csv.tmp" build/libfiber/fiberrun -n 1 \
-  build/benchmarks/elasticity/fiber_elasticity "${quick_flag[@]}"
-end_csv elasticity
-readme=(--readme README.md)
-$quick && readme=()
-$python benchmarks/elasticity/report.py "$results/elasticity.csv" \
-  --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+# The framework overhead (the paper's sleep test).
+bench_overhead() {
+  begin_csv overhead "framework,mode,task_seconds,tasks,workers,seconds,measured_tasks"
+  local out="$results/overhead.csv.tmp" bin="$build/benchmarks/overhead"
+  local peer framework script
+  measure sleep_floor 300 "$out" "$bin/sleep_floor" "${overhead[@]}"
+  measure mpi_rounds 300 "$out" "$bin/mpi_rounds" "${overhead[@]}"
+  measure fiber_overhead 600 "$out" "$bin/fiber_overhead" "${overhead[@]}"
+  # The same rounds with one worker: the cost of a round when the processes do not compete for
+  # cores.
+  measure "mpi_rounds 1 worker" 300 "$out" "$bin/mpi_rounds" \
+    --workers 1 --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
+  measure "fiber_overhead 1 worker" 300 "$out" "$bin/fiber_overhead" \
+    --workers 1 --modes apply_async --task-seconds 0.001 0.0001 "${overhead_repeats[@]}"
+  for peer in "${peers[@]}"; do
+    read -r framework script <<<"$peer"
+    measure_peer overhead "$framework" $python "benchmarks/overhead/$script/overhead.py" \
+      "${overhead[@]}" "${peer_time[@]}"
+  done
+  end_csv overhead
+  report overhead benchmarks/overhead/report.py
+}
 
-# --- large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker
-# killed mid-transfer")
-begin_csv large_results "transports,isolation,workers,megabytes,results,seconds,megabytes_per_second"
-for _ in 1 2 3; do
-  for isolation in --in-worker ""; do
-    for transports in "-u UCX_TLS" "UCX_TLS=all"; do
-      measure "large_results $transports $isolation" 300 "$results/large_results.csv.tmp" \
-        env $transports build/libfiber/fiberrun build/benchmarks/large_results/large_results \
-        $isolation
+# ES scaling as CPU and bytes (its header comes from es_scaling.py --header), counted by the
+# PMPI library, which is first checked against a known exchange.
+bench_es_scaling() {
+  local counts_check
+  counts_check=$(mktemp)
+  measure mpi_counts_check 120 /dev/stderr mpirun --oversubscribe -n 1 env \
+    LD_PRELOAD="$build/benchmarks/mpi_counts/libfiber_mpi_counts.so" \
+    FIBER_MPI_COUNTS="$counts_check" "$build/benchmarks/mpi_counts/mpi_counts_check"
+  rm -f "$counts_check"
+  : >"$results/es_scaling.csv.tmp"
+  measure es_scaling 1500 "$results/es_scaling.csv.tmp" $python \
+    benchmarks/es_scaling/es_scaling.py "$build" --header "${es_scaling[@]}"
+  end_csv es_scaling
+  report es_scaling benchmarks/es_scaling/report.py
+}
+
+# Noise-table memory: one run per configuration, so that no parked workers are counted.
+bench_noise_memory() {
+  local workers table
+  begin_csv noise_memory "table,workers,processes,pss_bytes,table_bytes"
+  for workers in "${noise_workers[@]}"; do
+    for table in none shared private; do
+      measure "noise_memory $table $workers" 120 "$results/noise_memory.csv.tmp" \
+        "$build/benchmarks/noise_memory/noise_memory" --workers "$workers" --table "$table" \
+        "${noise_memory[@]}"
     done
   done
+  end_csv noise_memory
+  report noise_memory benchmarks/noise_memory/report.py
+}
+
+# Elasticity. Through fiberrun: it kills a worker process, which ends a plain mpirun's job.
+bench_elasticity() {
+  begin_csv elasticity "measure,workers,seconds"
+  measure fiber_elasticity 300 "$results/elasticity.csv.tmp" "$build/libfiber/fiberrun" -n 1 \
+    "$build/benchmarks/elasticity/fiber_elasticity" "${quick_flag[@]}"
+  end_csv elasticity
+  $python benchmarks/elasticity/report.py "$results/elasticity.csv" \
+    --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+}
+
+# Large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker
+# killed mid-transfer").
+bench_large_results() {
+  local isolation transports pass
+  begin_csv large_results \
+    "transports,isolation,workers,megabytes,results,seconds,megabytes_per_second"
+  for ((pass = 0; pass < large_results_passes; pass++)); do
+    for isolation in --in-worker ""; do
+      for transports in "-u UCX_TLS" "UCX_TLS=all"; do
+        # shellcheck disable=SC2086  # $transports is env's arguments, $isolation one flag or none
+        measure "large_results $transports $isolation" 300 "$results/large_results.csv.tmp" \
+          env $transports "$build/libfiber/fiberrun" \
+          "$build/benchmarks/large_results/large_results" $isolation
+      done
+    done
+  done
+  end_csv large_results
+  $python benchmarks/large_results/report.py "$results/large_results.csv" \
+    --markdown "$results/large_results.md" || failed+=("large_results report")
+}
+
+# The hop between a worker and its task process: its table only (benchmarks/task_hop/).
+bench_task_hop() {
+  printf '# The hop between a worker and its task process\n\n' >"$results/task_hop.md"
+  measure task_hop 300 "$results/task_hop.md" $python benchmarks/task_hop/task_hop.py "$build" \
+    --csv "$results/task_hop.csv" "${task_hop[@]}"
+}
+
+for name in "${only[@]}"; do
+  "bench_$name"
 done
-end_csv large_results
-$python benchmarks/large_results/report.py "$results/large_results.csv" \
-  --markdown "$results/large_results.md" || failed+=("large_results report")
 
 cat >"$results/run.txt" <<EOF
-scripts/bench.sh $($quick && echo --quick || echo "(full run)")
+scripts/bench.sh $($quick && echo --quick || echo "(full run)") (${only[*]})
 started $started, took $((SECONDS / 60)) min $((SECONDS % 60)) s
 commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo " (with local changes)")
 load average (1, 5, 15 min) at the start: $load_before, at the end: $(cut -d' ' -f1-3 /proc/loadavg)

@@ -16,8 +16,12 @@ warm-up's pace, and its time is scaled up to all tasks: the CSV says how many ra
 """
 
 import argparse
+import os
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import peers  # noqa: E402
 
 WORKERS = 5
 TASK_SECONDS = (1.0, 0.1, 0.01, 0.001, 0.0001)
@@ -66,6 +70,7 @@ def run(framework, args, apply_round, batch_map):
             # The first batch warms up, the second gives the pace.
             warm_up_tasks = min(tasks, WORKERS * WARM_UP_ROUNDS)
             timed(measure, task_seconds, warm_up_tasks)
+            peers.hang_if_asked(framework)
             pace = timed(measure, task_seconds, warm_up_tasks) / warm_up_tasks
             measured = min(tasks, max(WORKERS, int(args.limit / pace) // WORKERS * WORKERS))
             best = min(timed(measure, task_seconds, measured) for _ in range(args.repeats))

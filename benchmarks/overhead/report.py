@@ -4,6 +4,10 @@ that scripts/bench.sh collects, each over the sleep floor measured in the same r
 checked; a bar chart in the style of the Fiber paper's figure.
 
     /usr/bin/python3 report.py overhead.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+                               [--peer-states PATH]
+
+A peer that --peer-states (scripts/bench.sh's overhead_peers.csv) says did not end well shows as
+"hung (reason)" or "failed (reason)" where its rows are missing.
 
 Targets (the paper's mode, apply_async rounds): fiber within 5 % of the floor at 1 ms tasks and
 faster than every peer; within 20 % at 100 us. Beside the floor (sleeps looped in one process),
@@ -53,10 +57,11 @@ def load(path):
     return rows
 
 
-def build_table(rows):
-    """Markdown lines and the target checks [(text, met)]."""
+def build_table(rows, ends):
+    """Markdown lines and the target checks [(text, met)]; ends: the peers that did not end well,
+    {framework: "hung (reason)"}."""
     durations = sorted({key[2] for key in rows}, reverse=True)
-    present = [f for f in FRAMEWORKS if any(key[0] == f for key in rows)]
+    present = [f for f in FRAMEWORKS if f in ends or any(key[0] == f for key in rows)]
     header = ["mode", "task", "tasks", "floor s"] + [LABELS.get(f, f) for f in present]
     lines, checks = [], []
     for mode in MODES:
@@ -70,7 +75,7 @@ def build_table(rows):
             for framework in present:
                 row = rows.get((framework, mode, task))
                 if not row:
-                    cells.append("-")
+                    cells.append(ends.get(framework, "-"))
                     continue
                 text = f"{row['seconds']:.3f}"
                 if floor:
@@ -156,12 +161,14 @@ def plot(rows, path):
 
 
 def main():
-    args = report_support.arguments(__doc__.splitlines()[0])
+    args = report_support.arguments(__doc__.splitlines()[0], peers=True)
     rows = load(args.csv)
-    header, lines, checks = build_table(rows)
+    ends, end_notes = report_support.peer_ends(args.peer_states)
+    header, lines, checks = build_table(rows, ends)
     table = report_support.markdown(header, lines, right_aligned=set(range(2, len(header))))
-    notes = [f"- {'ok: ' if met else 'MISS: ' if met is False else ''}{text}"
-             for text, met in checks]
+    notes = [f"- {note}" for note in end_notes]
+    notes += [f"- {'ok: ' if met else 'MISS: ' if met is False else ''}{text}"
+              for text, met in checks]
     smaller = fewer_workers(rows)
     if smaller:
         notes += ["", f"Rounds of apply_async with fewer workers (with {WORKERS}, the master's "

@@ -9,8 +9,12 @@ measurement on stdout, in fiber_throughput's format (chunksize 0 = automatic):
 
 import argparse
 import math
+import os
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import peers  # noqa: E402
 
 WORKER_COUNTS = (1, 2, 4)
 REPEATS = 3
@@ -60,6 +64,7 @@ def measure(framework, workers, sizes, pool_map, apply_round):
     for chunksize, tasks in ((1, single), (None, chunked)):
         items = list(range(tasks))
         pool_map(list(range(WARM_UP_TASKS)), chunksize)
+        peers.hang_if_asked(framework)
 
         def run():
             start = time.perf_counter()

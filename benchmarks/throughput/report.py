@@ -9,8 +9,10 @@ workers and chunksize. Targets, for map at chunksize 1: at most 3 round trips pe
 the worker process); at least 3x multiprocessing, 20x mpi4py.futures, 200x IPyParallel.
 
     /usr/bin/python3 report.py throughput.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+                               [--peer-states PATH]
 
-A missing floor or peer row shows as "-".
+A missing floor or peer row shows as "-", or as "hung (reason)" or "failed (reason)" when
+--peer-states (scripts/bench.sh's throughput_peers.csv) says the peer did not end well.
 """
 
 import os
@@ -54,13 +56,14 @@ def verdict(value, target_met):
         f"{value:,.2f} {'ok' if target_met else 'MISS'}")
 
 
-def table(rows):
-    """Header lines, column names, table rows and the target tally (met, held)."""
+def table(rows, ends, notes):
+    """Header lines, column names, table rows and the target tally (met, held); ends and notes:
+    the peers that did not end well (report_support.peer_ends)."""
     floor = next((row for key, row in rows.items() if key[:2] == ("mpi", "roundtrip")), None)
     floor_us = 1e6 / floor["tasks_per_second"] if floor else None
     header = [f"MPI round trip (spawned process, 8 bytes): {floor_us:.2f} us "
               f"({floor['tasks_per_second']:,.0f}/s over {floor['tasks']:,} round trips)"
-              if floor else "MPI round trip: no mpi,roundtrip row in the CSV"]
+              if floor else "MPI round trip: no mpi,roundtrip row in the CSV"] + notes
     columns = ["tasks run in", "mode", "workers", "chunksize", "fiber tasks/s", "us/task",
                f"/ MPI RT (<= {MAX_TIMES_ROUND_TRIP:g})"]
     for _, short, least in PEERS:
@@ -87,7 +90,7 @@ def table(rows):
         for peer_name, _, least in PEERS:
             peer = rows.get((peer_name,) + key[1:])
             if not peer:
-                cells += ["-", "-"]
+                cells += [ends.get(peer_name, "-"), "-"]
                 continue
             ratio = fiber["tasks_per_second"] / peer["tasks_per_second"]
             ok = ratio >= least if targeted else None
@@ -149,9 +152,9 @@ def plot(rows, path):
 
 
 def main():
-    args = report_support.arguments(__doc__.splitlines()[0])
+    args = report_support.arguments(__doc__.splitlines()[0], peers=True)
     rows = read_rows(args.csv)
-    header, columns, lines, tally = table(rows)
+    header, columns, lines, tally = table(rows, *report_support.peer_ends(args.peer_states))
     sys.stdout.write(plain_text(header, columns, lines, tally))
     text = markdown_text(header, columns, lines, tally)
     report_support.publish(args, "Throughput of empty tasks", "throughput", text)
