@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing (the benchmarks' Python peers too), builds, and runs every CTest test (each test
-# executable runs as the master under mpirun, with a timeout).
+# The whole test suite: installs what is missing (the benchmarks' Python peers too), builds, and
+# runs every CTest test (each test executable runs as the master under mpirun, with a timeout).
 #   scripts/test.sh [ctest options, e.g. -R pool]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
