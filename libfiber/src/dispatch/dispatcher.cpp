@@ -50,7 +50,7 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open
     pool->autoscale_ceiling = options.max_workers;
     pools_.push_back(pool);
     try {
-      auto initializers = sizing_.grow(pool, options.processes, now_);
+      auto initializers = sizing_.grow(pool, options.processes);
       return std::pair{pool, initializers};
     } catch (...) {
       sizing_.shrink(*pool, static_cast<int>(pool->workers.size()));
@@ -63,7 +63,7 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open
 Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool, int processes) {
   return command([&] {
     int now = static_cast<int>(pool->workers.size());
-    if (processes > now) return sizing_.grow(pool, processes - now, now_);
+    if (processes > now) return sizing_.grow(pool, processes - now);
     sizing_.shrink(*pool, now - processes);
     return JobsToAwait{};
   });
@@ -271,7 +271,7 @@ void Dispatcher::declare_dead(int id, const std::string& why) {
     int target = pool->target;
     workers_.leave_pool(id);
     pool->target = target;
-    sizing_.replace_lost(pool, now_);
+    sizing_.replace_lost(pool);
   }
   log::warn("{}; its tasks go to other workers", why);
 }

@@ -7,20 +7,19 @@
 
 namespace fiber::detail {
 
-PoolSizing::Jobs PoolSizing::grow(const std::shared_ptr<PoolHandle>& pool, int count,
-                                  Clock::time_point now) {
+PoolSizing::Jobs PoolSizing::grow(const std::shared_ptr<PoolHandle>& pool, int count) {
   Jobs initializers;
   pool->target = static_cast<int>(pool->workers.size()) + count;
   workers_.make_available(count);  // those missing, in one spawn (as many as there are slots)
   while (static_cast<int>(pool->workers.size()) < pool->target) {
-    if (auto job = add_worker(pool, now)) initializers.push_back(std::move(job));
+    if (auto job = add_worker(pool)) initializers.push_back(std::move(job));
   }
   return initializers;
 }
 
-std::shared_ptr<Job> PoolSizing::add_worker(const std::shared_ptr<PoolHandle>& pool,
-                                            Clock::time_point now) {
+std::shared_ptr<Job> PoolSizing::add_worker(const std::shared_ptr<PoolHandle>& pool) {
   int id = workers_.join(pool);
+  const auto now = Clock::now();
   std::shared_ptr<Job> initializer;
   if (pool->options.initializer) {
     initializer =
@@ -43,10 +42,10 @@ void PoolSizing::shrink(PoolHandle& pool, int count) {
   pool.target = static_cast<int>(pool.workers.size());
 }
 
-void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now) {
+void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool) {
   if (pool->terminated || pool->released) return;
   try {
-    add_worker(pool, now);
+    add_worker(pool);
   } catch (const Error& error) {
     log::warn("could not replace a lost worker: {}", error.what());
   }
@@ -79,7 +78,7 @@ void PoolSizing::autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools
     if (backlog > 0 && size < pool->autoscale_ceiling) {
       int wanted = std::min<int>(pool->autoscale_ceiling, size + static_cast<int>(backlog));
       try {
-        grow(pool, wanted - size, now);
+        grow(pool, wanted - size);
       } catch (const SpawnError& error) {
         pool->autoscale_ceiling = static_cast<int>(pool->workers.size());
         pool->target = pool->autoscale_ceiling;

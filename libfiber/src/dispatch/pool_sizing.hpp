@@ -20,12 +20,12 @@ class PoolSizing {
 
   // Adds `count` workers to the pool; their initializer jobs. fiber::SpawnError if one cannot be
   // started (those added before it stay).
-  Jobs grow(const std::shared_ptr<PoolHandle>& pool, int count, Clock::time_point now);
+  Jobs grow(const std::shared_ptr<PoolHandle>& pool, int count);
   // Takes `count` workers from the pool, the least busy first: their work finishes, then they
   // park.
   void shrink(PoolHandle& pool, int count);
   // Restores the pool's size after it lost a worker; says so if it cannot.
-  void replace_lost(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now);
+  void replace_lost(const std::shared_ptr<PoolHandle>& pool);
   // Grows autoscaled pools with a backlog, up to max_workers (lowered for good if spawning
   // fails), and shrinks them to min_workers by the workers idle for scale_down_after.
   void autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools, Clock::time_point now);
@@ -35,7 +35,9 @@ class PoolSizing {
   // at the front of its idle list.
   void park_idle(PoolHandle& pool, Clock::time_point now);
   // One more worker for the pool; its initializer job, if any.
-  std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool, Clock::time_point now);
+  // A worker joins the pool (spawned if none is parked) and is sent its initializer and
+  // broadcasts; its silence counts from then, not from before a spawn that may have taken long.
+  std::shared_ptr<Job> add_worker(const std::shared_ptr<PoolHandle>& pool);
 
   WorkerSet& workers_;
   Scheduler& scheduler_;
