@@ -56,6 +56,12 @@ class JobState {
   // Who makes progress on this job while a caller waits for it; set before the job is shared.
   void drive_with(ProgressDriver* driver) noexcept { driver_ = driver; }
 
+  // A callback (Pool's apply_async and map_async): `hook` is called once, outside the lock, when
+  // the last item gets its outcome, and the job counts as done (done(), wait_all()) only after
+  // callback_finished(). Set before the job is shared.
+  void call_when_done(std::function<void()> hook);
+  void callback_finished();
+
  private:
   friend class Job;  // the caller's side: waiting and reading results
 
@@ -82,6 +88,8 @@ class JobState {
   std::vector<std::size_t> completion_order_;
   std::vector<std::shared_ptr<const Bytes>> payloads_;
   std::size_t completed_ = 0;
+  std::function<void()> when_done_;
+  bool callback_pending_ = false;
   // What a lone waiter waits for, so the dispatcher wakes it only then (a map of 100,000 items
   // must not wake its caller 100,000 times). With several waiters every change wakes them all.
   int waiters_ = 0;

@@ -1,8 +1,14 @@
 #include "fiber/pool.hpp"
 
+#include <exception>
 #include <stdexcept>
+#include <string>
+#include <typeinfo>
 
+#include "job_state.hpp"
+#include "log.hpp"
 #include "pool_handle.hpp"
+#include "result_handler.hpp"
 #include "runtime_state.hpp"
 
 namespace fiber {
@@ -53,6 +59,19 @@ std::shared_ptr<PoolHandle> open_pool(const PoolOptions& options) {
   return pool;
 }
 
+// Runs a job's callback; what it throws is said in one line and goes no further (the pool and
+// the other callbacks go on).
+void run_callback(const JobCallback& callback, const Job& job) {
+  try {
+    callback(job);
+  } catch (const std::exception& error) {
+    log::warn("a callback of task '{}' threw, ignored: {}", job.task(), error.what());
+  } catch (...) {
+    log::warn("a callback of task '{}' threw something that is not a std::exception, ignored",
+              job.task());
+  }
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -71,9 +90,10 @@ Pool::~Pool() {
     if (unfinished) detail::runtime_state().dispatcher->terminate(handle_);
   }
   detail::runtime_state().dispatcher->release(handle_);
+  result_handler_.reset();  // runs the callbacks still queued, then ends its thread
 }
 
-void Pool::submit(const std::shared_ptr<detail::Job>& job) {
+void Pool::submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback) {
   if (state_ != State::running) {
     throw PoolClosed(state_ == State::closed ? "fiber: the pool is closed"
                                              : "fiber: the pool was terminated");
@@ -90,7 +110,29 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job) {
     submitted_.pop_front();
   }
   submitted_.push_back(job);
+  if (callback) call_when_done(job, std::move(callback));
   detail::runtime_state().dispatcher->submit(handle_, job);
+}
+
+void Pool::call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback) {
+  if (!result_handler_) result_handler_ = std::make_shared<detail::ResultHandler>();
+  auto post = [weak_handler = std::weak_ptr(result_handler_), weak_job = std::weak_ptr(job),
+               callback = std::move(callback)] {
+    auto done = weak_job.lock();
+    if (!done) return;  // nobody can wait for it any more
+    auto handler = weak_handler.lock();
+    if (!handler) {  // the pool is gone: nobody runs callbacks
+      done->state().callback_finished();
+      return;
+    }
+    handler->post([done, callback] {
+      detail::run_callback(callback, *done);
+      done->state().callback_finished();
+    });
+  };
+  job->state().call_when_done(post);
+  // An empty call never reaches the dispatcher: it is done now.
+  if (job->size() == 0) post();
 }
 
 void Pool::broadcast_call(const Call& call) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -84,7 +85,9 @@ struct PoolStats {
 
 namespace detail {
 
-class PoolHandle;  // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
+class PoolHandle;     // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
+class ResultHandler;  // the thread that runs callbacks (libfiber/src/result_handler.hpp)
+using JobCallback = std::function<void(const Job&)>;
 
 // Encodes each item of `items` with `encode_item` into one buffer with offsets.
 template <class Range, class EncodeItem>
@@ -120,10 +123,25 @@ class FIBER_EXPORT Pool {
 
   template <class F, class Range>
   auto map_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return map_async(f, items, chunksize, {});
+  }
+
+  // With a callback and an error_callback (fiber::AsyncCallbacks), as Python's.
+  template <class F, class Range>
+  auto map_async(const F& f, const Range& items, std::size_t chunksize,
+                 AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
     using R = detail::ResultOf<F>;
     static_assert(!std::is_void_v<R>, "map needs a task that returns a value");
-    return AsyncResult<std::vector<R>>(submit_items<false>(f, items, chunksize),
-                                       &detail::decode_all<R>);
+    return AsyncResult<std::vector<R>>(
+        submit_items<false>(f, items, chunksize,
+                            calling_back(std::move(callbacks), &detail::decode_all<R>)),
+        &detail::decode_all<R>);
+  }
+
+  template <class F, class Range>
+  auto map_async(const F& f, const Range& items,
+                 AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
+    return map_async(f, items, 0, std::move(callbacks));
   }
 
   // f(*tuple) for every tuple (std::tuple or std::pair) of `items`, results in item order.
@@ -134,10 +152,24 @@ class FIBER_EXPORT Pool {
 
   template <class F, class Range>
   auto starmap_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return starmap_async(f, items, chunksize, {});
+  }
+
+  template <class F, class Range>
+  auto starmap_async(const F& f, const Range& items, std::size_t chunksize,
+                     AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
     using R = detail::ResultOf<F>;
     static_assert(!std::is_void_v<R>, "starmap needs a task that returns a value");
-    return AsyncResult<std::vector<R>>(submit_items<true>(f, items, chunksize),
-                                       &detail::decode_all<R>);
+    return AsyncResult<std::vector<R>>(
+        submit_items<true>(f, items, chunksize,
+                           calling_back(std::move(callbacks), &detail::decode_all<R>)),
+        &detail::decode_all<R>);
+  }
+
+  template <class F, class Range>
+  auto starmap_async(const F& f, const Range& items,
+                     AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
+    return starmap_async(f, items, 0, std::move(callbacks));
   }
 
   // Results in item order, each as soon as it and the ones before it are there.
@@ -163,13 +195,21 @@ class FIBER_EXPORT Pool {
 
   template <class F, class... Args>
   AsyncResult<detail::ResultOf<F>> apply_async(const F& f, Args&&... args) {
+    return apply_async({}, f, std::forward<Args>(args)...);
+  }
+
+  // With a callback and an error_callback first (the task's arguments are the last ones):
+  //   pool.apply_async({.callback = [&](double r) { ... }}, rollout, 7, 1000);
+  template <class F, class... Args>
+  AsyncResult<detail::ResultOf<F>> apply_async(AsyncCallbacks<detail::ResultOf<F>> callbacks,
+                                               const F& f, Args&&... args) {
     using R = detail::ResultOf<F>;
     Bytes arguments;
     detail::encode_call<F>(arguments, std::forward<Args>(args)...);
     std::vector<std::uint64_t> offsets{0, arguments.size()};
     auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
                                              std::move(offsets), 1, detail::timeout_of(f));
-    submit(job);
+    submit(job, calling_back(std::move(callbacks), &detail::ResultDecoder<R>::single));
     return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
   }
 
@@ -212,7 +252,8 @@ class FIBER_EXPORT Pool {
   // Star: each item is a tuple of the task's arguments. map and imap use it too for a task of
   // several parameters (a one-parameter task always takes the item whole).
   template <bool Star, class F, class Range>
-  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize) {
+  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize,
+                                            detail::JobCallback callback = {}) {
     constexpr bool kUnpack = Star || std::tuple_size_v<detail::ParametersOf<F>> != 1;
     auto [arguments, offsets] = detail::encode_items(items, [](Bytes& out, const auto& item) {
       if constexpr (kUnpack) {
@@ -224,17 +265,30 @@ class FIBER_EXPORT Pool {
     auto job = std::make_shared<detail::Job>(
         detail::task_name(f), std::move(arguments), std::move(offsets),
         chunksize ? chunksize : options_.chunksize, detail::timeout_of(f));
-    submit(job);
+    submit(job, std::move(callback));
     return job;
   }
 
-  void submit(const std::shared_ptr<detail::Job>& job);
+  // What runs on the result handler when a job with callbacks is done (nothing without them).
+  template <class T>
+  static detail::JobCallback calling_back(AsyncCallbacks<T> callbacks,
+                                          T (*decode)(const detail::Job&)) {
+    if (!callbacks.callback && !callbacks.error_callback) return {};
+    return [callbacks = std::move(callbacks), decode](const detail::Job& job) {
+      detail::call_back(callbacks, decode, job);
+    };
+  }
+
+  // `callback`, if any, runs on the result handler once the job is done (AsyncCallbacks).
+  void submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback = {});
+  void call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback);
   void broadcast_call(const Call& call);
 
   PoolOptions options_;
   std::shared_ptr<detail::PoolHandle> handle_;
   State state_ = State::running;
-  std::deque<std::weak_ptr<detail::Job>> submitted_;  // for join(); finished ones pruned
+  std::deque<std::weak_ptr<detail::Job>> submitted_;       // for join(); finished ones pruned
+  std::shared_ptr<detail::ResultHandler> result_handler_;  // made by the first callback
 };
 
 }  // namespace fiber
