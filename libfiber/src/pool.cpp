@@ -27,6 +27,16 @@ PoolOptions validated(PoolOptions options, int default_size) {
         "fiber: task_timeout needs Isolation::process (a task in the worker's own process "
         "cannot be stopped)");
   }
+  if (options.maxtasksperchild) {
+    if (*options.maxtasksperchild <= 0) {
+      throw std::invalid_argument("fiber: maxtasksperchild must be > 0 (unset: no limit)");
+    }
+    if (options.isolation == Isolation::none) {
+      throw std::invalid_argument(
+          "fiber: maxtasksperchild needs Isolation::process (a worker process cannot end early "
+          "on this MPI stack; what is replaced is its task process)");
+    }
+  }
   if (options.max_workers > 0) {
     if (options.min_workers < 0 || options.min_workers > options.max_workers) {
       throw std::invalid_argument("fiber: autoscaling needs 0 <= min_workers <= max_workers");

@@ -56,6 +56,11 @@ struct PoolOptions {
   // measured task times, smaller toward the end of a call so that the tail is balanced).
   std::size_t chunksize = 0;
   Isolation isolation = Isolation::process;
+  // Python's maxtasksperchild: a worker's task process is replaced by a fresh one (which runs the
+  // initializer again) after it ran this many tasks, for task code that leaks. A task is a chunk,
+  // as in Python: one apply_async call, or one chunk of a map. Unset: no limit. Needs
+  // Isolation::process; 0 or less is rejected.
+  std::optional<int> maxtasksperchild{};
   // How often an item whose task process crashed or timed out is tried again before it fails
   // with fiber::WorkerLost or fiber::TimeoutError (other items are not affected).
   int max_retries = 2;
