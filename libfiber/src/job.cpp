@@ -45,8 +45,10 @@ void JobState::store(std::size_t first, std::span<ItemResult> results,
   }
   if (waiters_ == 1 && completed_ >= wake_at_completed_) wake = true;
   if (wake) changed_.notify_all();
-  bool finished_now = completed_ == outcomes_.size() && completed_before < completed_;
+  std::size_t newly = completed_ - completed_before;
+  bool finished_now = completed_ == outcomes_.size() && newly > 0;
   lock.unlock();
+  if (newly > 0 && on_outcomes_) on_outcomes_(newly);
   if (finished_now && when_done_) when_done_();
 }
 
@@ -61,9 +63,10 @@ void JobState::fail_pending(const std::exception_ptr& error) {
     ++completed_;
   }
   changed_.notify_all();
-  bool finished_now = completed_before < completed_;
+  std::size_t newly = completed_ - completed_before;
   lock.unlock();
-  if (finished_now && when_done_) when_done_();
+  if (newly > 0 && on_outcomes_) on_outcomes_(newly);
+  if (newly > 0 && when_done_) when_done_();
 }
 
 void JobState::call_when_done(std::function<void()> hook) {

@@ -61,6 +61,10 @@ class JobState {
   // callback_finished(). Set before the job is shared.
   void call_when_done(std::function<void()> hook);
   void callback_finished();
+  // Called outside the lock, with how many items just got their outcome (a lazy imap's feed
+  // listens for them). Set before the job is shared.
+  void on_outcomes(std::function<void(std::size_t count)> hook) { on_outcomes_ = std::move(hook); }
+  ProgressDriver* driver() const noexcept { return driver_; }
 
  private:
   friend class Job;  // the caller's side: waiting and reading results
@@ -89,6 +93,7 @@ class JobState {
   std::vector<std::shared_ptr<const Bytes>> payloads_;
   std::size_t completed_ = 0;
   std::function<void()> when_done_;
+  std::function<void(std::size_t)> on_outcomes_;
   bool callback_pending_ = false;
   // What a lone waiter waits for, so the dispatcher wakes it only then (a map of 100,000 items
   // must not wake its caller 100,000 times). With several waiters every change wakes them all.

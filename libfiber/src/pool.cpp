@@ -1,5 +1,6 @@
 #include "fiber/pool.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -90,6 +91,7 @@ Pool::Pool(PoolOptions options)
       handle_(detail::open_pool(options_)) {}
 
 Pool::~Pool() {
+  stop_feeds("fiber: the pool was destroyed before this imap's input was read");
   // A pool that outlives the runtime has nothing left to release: its workers are gone.
   if (!detail::runtime_live()) return;
   if (state_ == State::running || state_ == State::closed) {
@@ -97,22 +99,29 @@ Pool::~Pool() {
     for (auto& weak : submitted_) {
       if (auto job = weak.lock(); job && !job->done()) unfinished = true;
     }
+    for (auto& weak : feeds_) {
+      if (auto feed = weak.lock(); feed && !feed->finished()) unfinished = true;
+    }
     if (unfinished) detail::runtime_state().dispatcher->terminate(handle_);
   }
   detail::runtime_state().dispatcher->release(handle_);
   result_handler_.reset();  // runs the callbacks still queued, then ends its thread
 }
 
-void Pool::submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback) {
+void Pool::check_accepts(std::chrono::milliseconds timeout) const {
   if (state_ != State::running) {
     throw PoolClosed(state_ == State::closed ? "fiber: the pool is closed"
                                              : "fiber: the pool was terminated");
   }
-  if (job->state().timeout().count() > 0 && options_.isolation == Isolation::none) {
+  if (timeout.count() > 0 && options_.isolation == Isolation::none) {
     throw std::invalid_argument(
         "fiber: a task timeout needs a pool with Isolation::process (a task in the worker's own "
         "process cannot be stopped)");
   }
+}
+
+void Pool::submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback) {
+  check_accepts(job->state().timeout());
   // Drop finished jobs from the front: amortized O(1) per call, even for 100,000 apply_async.
   while (!submitted_.empty()) {
     auto front = submitted_.front().lock();
@@ -122,6 +131,32 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback c
   submitted_.push_back(job);
   if (callback) call_when_done(job, std::move(callback));
   detail::runtime_state().dispatcher->submit(handle_, job);
+}
+
+std::shared_ptr<detail::InputFeed> Pool::start_feed(detail::InputFeed::Source source,
+                                                    std::string task, std::size_t chunksize,
+                                                    std::chrono::milliseconds timeout,
+                                                    detail::InputFeed::Order order) {
+  check_accepts(timeout);
+  std::erase_if(feeds_, [](const auto& feed) { return feed.expired(); });
+  // Called on the feeder's thread: the dispatcher takes submissions from any thread.
+  auto submit_batch = [pool = handle_](const std::shared_ptr<detail::Job>& job) {
+    detail::runtime_state().dispatcher->submit(pool, job);
+  };
+  auto workers = static_cast<std::size_t>(std::max(size(), options_.max_workers));
+  auto feed = std::make_shared<detail::InputFeed>(
+      std::move(source), std::move(submit_batch),
+      detail::InputFeed::Shape{std::move(task), chunksize ? chunksize : options_.chunksize, timeout,
+                               workers, order});
+  feeds_.push_back(feed);
+  return feed;
+}
+
+void Pool::stop_feeds(const char* why) {
+  auto error = std::make_exception_ptr(PoolClosed(why));
+  for (auto& weak : feeds_) {
+    if (auto feed = weak.lock()) feed->stop(error);
+  }
 }
 
 void Pool::call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback) {
@@ -183,11 +218,15 @@ void Pool::join() {
     if (auto job = weak.lock()) job->wait_all(std::nullopt);
   }
   submitted_.clear();
+  for (auto& weak : feeds_) {
+    if (auto feed = weak.lock()) feed->wait_finished();
+  }
 }
 
 void Pool::terminate() {
   if (state_ == State::terminated) return;
   state_ = State::terminated;
+  stop_feeds("fiber: the pool was terminated before this imap's input was read");
   detail::runtime_state().dispatcher->terminate(handle_);
 }
 

@@ -20,12 +20,15 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <ranges>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "fiber/async_result.hpp"
+#include "fiber/detail/input_feed.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/export.hpp"
@@ -177,20 +180,24 @@ class FIBER_EXPORT Pool {
     return starmap_async(f, items, 0, std::move(callbacks));
   }
 
-  // Results in item order, each as soon as it and the ones before it are there.
+  // Results in item order, each as soon as it and the ones before it are there. The input is
+  // read lazily, on a feeder thread, a bounded way ahead of the results taken (as Python's task
+  // feeder), so an endless or slow range works and overlaps with the work: an lvalue range is
+  // read in place (it must outlive the stream), a temporary one is moved into the stream.
+  // Destroying the stream stops the reading. With an explicit chunksize, an exception thrown by
+  // the input ends the stream at the start of its chunk, as in Python (that chunk does not run).
   template <class F, class Range>
-  ResultStream<detail::ResultOf<F>> imap(const F& f, const Range& items,
-                                         std::size_t chunksize = 0) {
-    return {submit_items<false>(f, items, chunksize),
-            ResultStream<detail::ResultOf<F>>::Order::submission};
+  ResultStream<detail::ResultOf<F>> imap(const F& f, Range&& items, std::size_t chunksize = 0) {
+    return ResultStream<detail::ResultOf<F>>(
+        feed_items(f, std::forward<Range>(items), chunksize, detail::InputFeed::Order::submission));
   }
 
-  // Results in the order they complete.
+  // Results in the order they complete; the input is read as for imap.
   template <class F, class Range>
-  ResultStream<detail::ResultOf<F>> imap_unordered(const F& f, const Range& items,
+  ResultStream<detail::ResultOf<F>> imap_unordered(const F& f, Range&& items,
                                                    std::size_t chunksize = 0) {
-    return {submit_items<false>(f, items, chunksize),
-            ResultStream<detail::ResultOf<F>>::Order::completion};
+    return ResultStream<detail::ResultOf<F>>(
+        feed_items(f, std::forward<Range>(items), chunksize, detail::InputFeed::Order::completion));
   }
 
   template <class F, class... Args>
@@ -274,6 +281,42 @@ class FIBER_EXPORT Pool {
     return job;
   }
 
+  // imap's input, read by an InputFeed: each item encoded as submit_items encodes it.
+  template <class F, class Range>
+  std::shared_ptr<detail::InputFeed> feed_items(const F& f, Range&& items, std::size_t chunksize,
+                                                detail::InputFeed::Order order) {
+    constexpr bool kUnpack = std::tuple_size_v<detail::ParametersOf<F>> != 1;
+    using View = std::views::all_t<Range>;
+    struct Reader {
+      View view;
+      std::optional<std::ranges::iterator_t<View>> at{};
+    };
+    auto reader = std::make_shared<Reader>(Reader{std::views::all(std::forward<Range>(items))});
+    // Steps to the next item only when asked for it: an exception from the range is thrown at
+    // the position of the item it could not give.
+    detail::InputFeed::Source source = [reader](Bytes& out) {
+      if (!reader->at) {
+        reader->at.emplace(std::ranges::begin(reader->view));
+      } else {
+        ++*reader->at;
+      }
+      if (*reader->at == std::ranges::end(reader->view)) return false;
+      if constexpr (kUnpack) {
+        std::apply([&out](const auto&... args) { detail::encode_call<F>(out, args...); },
+                   **reader->at);
+      } else {
+        detail::encode_call<F>(out, **reader->at);
+      }
+      return true;
+    };
+    return start_feed(std::move(source), detail::task_name(f), chunksize, detail::timeout_of(f),
+                      order);
+  }
+  std::shared_ptr<detail::InputFeed> start_feed(detail::InputFeed::Source source, std::string task,
+                                                std::size_t chunksize,
+                                                std::chrono::milliseconds timeout,
+                                                detail::InputFeed::Order order);
+
   // What runs on the result handler when a job with callbacks is done (nothing without them).
   template <class T>
   static detail::JobCallback calling_back(AsyncCallbacks<T> callbacks,
@@ -287,6 +330,10 @@ class FIBER_EXPORT Pool {
   // `callback`, if any, runs on the result handler once the job is done (AsyncCallbacks).
   void submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback = {});
   void call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback);
+  // Throws if the pool takes no calls, or none with this timeout.
+  void check_accepts(std::chrono::milliseconds timeout) const;
+  // Stops reading the inputs of the pool's imap calls (terminate, destruction).
+  void stop_feeds(const char* why);
   void broadcast_call(const Call& call);
 
   PoolOptions options_;
@@ -294,6 +341,7 @@ class FIBER_EXPORT Pool {
   State state_ = State::running;
   std::deque<std::weak_ptr<detail::Job>> submitted_;       // for join(); finished ones pruned
   std::shared_ptr<detail::ResultHandler> result_handler_;  // made by the first callback
+  std::vector<std::weak_ptr<detail::InputFeed>> feeds_;    // imap inputs; expired ones pruned
 };
 
 }  // namespace fiber
