@@ -1,6 +1,7 @@
 // callback and error_callback of apply_async, map_async and starmap_async: Python's semantics
-// (CPython's test_map_async_callbacks and test_async_error_callback, ported), on one
-// result-handler thread, before get() and wait() return.
+// (CPython's test_map_async_callbacks, test_async_error_callback and the error half of
+// test_unpickleable_result, ported), on one result-handler thread, before get() and wait()
+// return.
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
@@ -25,6 +26,16 @@ FIBER_TASK(raising);
 
 void nothing() {}
 FIBER_TASK(nothing);
+
+// Python's unpickleable_result: a result that cannot be encoded (on the worker).
+struct Unencodable {
+  template <class Archive>
+  void serialize(Archive& /*archive*/, unsigned /*version*/) {
+    throw std::runtime_error("this result cannot be encoded");
+  }
+};
+Unencodable unencodable_result() { return {}; }
+FIBER_TASK(unencodable_result);
 
 namespace {
 
@@ -82,6 +93,20 @@ TEST_F(PoolCallbacks, AsyncErrorCallback) {  // test_async_error_callback
   }
   ASSERT_TRUE(scratchpad);
   EXPECT_EQ(task_error_type(scratchpad), "std::out_of_range");
+}
+
+TEST_F(PoolCallbacks, UnencodableResult) {  // test_unpickleable_result, its error half
+  // Make sure we don't lose pool processes because of encoding errors.
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    std::exception_ptr scratchpad;
+    auto result = pool->apply_async(
+        {.error_callback = [&](std::exception_ptr e) { scratchpad = e; }}, unencodable_result);
+    EXPECT_THROW(result.get(), fiber::TaskError);
+    ASSERT_TRUE(scratchpad);
+    EXPECT_EQ(task_error_type(scratchpad), "std::runtime_error");
+  }
+  EXPECT_EQ(pool->size(), 2);
+  EXPECT_EQ(pool->apply(square, 4), 16);
 }
 
 TEST_F(PoolCallbacks, CallbackHasRunWhenGetReturns) {

@@ -267,6 +267,24 @@ TEST(PoolImapLifetime, TerminateEndsAStreamWithPoolClosed) {
   EXPECT_TRUE(closed);
 }
 
+TEST(PoolImapLifetime, AStreamThatOutlivesItsPoolEndsWithPoolClosed) {
+  std::optional<fiber::ResultStream<int>> stream;
+  {
+    fiber::Pool pool({.processes = 1});
+    stream.emplace(pool.imap_unordered(square, std::views::iota(0)));
+    EXPECT_TRUE(stream->next());
+  }
+  bool closed = false;
+  for (int i = 0; i < 10'000'000 && !closed; ++i) {
+    try {
+      if (!stream->next()) break;
+    } catch (const fiber::PoolClosed&) {
+      closed = true;
+    }
+  }
+  EXPECT_TRUE(closed);
+}
+
 TEST(PoolImapLifetime, JoinReadsTheRestOfAnInputNobodyTakes) {
   fiber::Pool pool({.processes = 2});
   std::vector<int> items(50'000);
