@@ -19,7 +19,9 @@ namespace fiber {
 // there, as Python's callback and error_callback: `callback` with the result, or
 // `error_callback` with the error that get() throws. Both run on the pool's result-handler
 // thread, one at a time, in the order results complete, before get() or wait() returns for that
-// result. A callback that throws is reported in one line and ignored. Either may be empty.
+// result. A callback that throws is reported in one line and ignored. Either may be empty. Keep
+// callbacks short (they hold up the ones after them) and off their pool (a Pool is used from the
+// thread that owns it).
 //
 //   pool.map_async(square, items, {.callback = [&](const std::vector<int>& squares) { ... },
 //                                  .error_callback = [&](std::exception_ptr error) { ... }});

@@ -184,8 +184,9 @@ class FIBER_EXPORT Pool {
   // read lazily, on a feeder thread, a bounded way ahead of the results taken (as Python's task
   // feeder), so an endless or slow range works and overlaps with the work: an lvalue range is
   // read in place (it must outlive the stream), a temporary one is moved into the stream.
-  // Destroying the stream stops the reading. With an explicit chunksize, an exception thrown by
-  // the input ends the stream at the start of its chunk, as in Python (that chunk does not run).
+  // Destroying the stream stops the reading (after the item being read). With an explicit
+  // chunksize, an exception thrown by the input ends the stream at the start of its chunk, as in
+  // Python (that chunk does not run).
   template <class F, class Range>
   ResultStream<detail::ResultOf<F>> imap(const F& f, Range&& items, std::size_t chunksize = 0) {
     return ResultStream<detail::ResultOf<F>>(
