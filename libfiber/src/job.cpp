@@ -30,9 +30,10 @@ std::span<const std::uint64_t> JobState::offsets(std::size_t first, std::size_t 
 
 void JobState::store(std::size_t first, std::span<ItemResult> results,
                      const std::shared_ptr<const Bytes>& payload) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (payload) payloads_.push_back(payload);
   bool wake = waiters_ > 1;
+  const std::size_t completed_before = completed_;
   for (std::size_t i = 0; i < results.size(); ++i) {
     Outcome& outcome = outcomes_[first + i];
     if (outcome.set) continue;
@@ -44,16 +45,39 @@ void JobState::store(std::size_t first, std::span<ItemResult> results,
   }
   if (waiters_ == 1 && completed_ >= wake_at_completed_) wake = true;
   if (wake) changed_.notify_all();
+  std::size_t newly = completed_ - completed_before;
+  bool finished_now = completed_ == outcomes_.size() && newly > 0;
+  lock.unlock();
+  if (newly > 0 && on_outcomes_) on_outcomes_(newly);
+  if (finished_now && when_done_) when_done_();
 }
 
 void JobState::fail_pending(const std::exception_ptr& error) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  const std::size_t completed_before = completed_;
   for (std::size_t i = 0; i < outcomes_.size(); ++i) {
     if (outcomes_[i].set) continue;
     outcomes_[i].error = error;
     outcomes_[i].set = true;
     completion_order_.push_back(i);
     ++completed_;
+  }
+  changed_.notify_all();
+  std::size_t newly = completed_ - completed_before;
+  lock.unlock();
+  if (newly > 0 && on_outcomes_) on_outcomes_(newly);
+  if (newly > 0 && when_done_) when_done_();
+}
+
+void JobState::call_when_done(std::function<void()> hook) {
+  when_done_ = std::move(hook);
+  callback_pending_ = true;
+}
+
+void JobState::callback_finished() {
+  {
+    std::lock_guard lock(mutex_);
+    callback_pending_ = false;
   }
   changed_.notify_all();
 }
@@ -105,14 +129,23 @@ bool JobState::wait_until(std::unique_lock<std::mutex>& lock,
 bool Job::done() const {
   JobState& s = *state_;
   std::lock_guard lock(s.mutex_);
-  return s.completed_ == s.outcomes_.size();
+  return s.completed_ == s.outcomes_.size() && !s.callback_pending_;
 }
 
 bool Job::wait_all(std::optional<Clock::time_point> deadline) {
   JobState& s = *state_;
   std::unique_lock lock(s.mutex_);
   s.wake_at_completed_ = s.outcomes_.size();
-  return s.wait_until(lock, deadline, [&s] { return s.completed_ == s.outcomes_.size(); });
+  if (!s.wait_until(lock, deadline, [&s] { return s.completed_ == s.outcomes_.size(); })) {
+    return false;
+  }
+  // Its callback, if it has one, runs on the result handler's thread before the wait ends.
+  auto called_back = [&s] { return !s.callback_pending_; };
+  if (!deadline) {
+    s.changed_.wait(lock, called_back);
+    return true;
+  }
+  return s.changed_.wait_until(lock, *deadline, called_back);
 }
 
 bool Job::wait_item(std::size_t index, std::optional<Clock::time_point> deadline) {

@@ -60,6 +60,16 @@ class JobState {
   void run_on_host(std::string host) { host_ = std::move(host); }
   const std::string& host() const noexcept { return host_; }
 
+  // A callback (Pool's apply_async and map_async): `hook` is called once, outside the lock, when
+  // the last item gets its outcome, and the job counts as done (done(), wait_all()) only after
+  // callback_finished(). Set before the job is shared.
+  void call_when_done(std::function<void()> hook);
+  void callback_finished();
+  // Called outside the lock, with how many items just got their outcome (a lazy imap's feed
+  // listens for them). Set before the job is shared.
+  void on_outcomes(std::function<void(std::size_t count)> hook) { on_outcomes_ = std::move(hook); }
+  ProgressDriver* driver() const noexcept { return driver_; }
+
  private:
   friend class Job;  // the caller's side: waiting and reading results
 
@@ -87,6 +97,9 @@ class JobState {
   std::vector<std::size_t> completion_order_;
   std::vector<std::shared_ptr<const Bytes>> payloads_;
   std::size_t completed_ = 0;
+  std::function<void()> when_done_;
+  std::function<void(std::size_t)> on_outcomes_;
+  bool callback_pending_ = false;
   // What a lone waiter waits for, so the dispatcher wakes it only then (a map of 100,000 items
   // must not wake its caller 100,000 times). With several waiters every change wakes them all.
   int waiters_ = 0;

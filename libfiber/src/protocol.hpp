@@ -76,6 +76,9 @@ struct RunHeader {
   std::uint32_t count;
   std::uint32_t flags;
   std::uint32_t timeout_ms;  // per item; 0: none
+  // Chunks of tasks a task process runs before a fresh one replaces it (maxtasksperchild); 0: no
+  // limit.
+  std::uint32_t tasks_per_process = 0;
 };
 
 // How a chunk ended (ResultHeader::status).

@@ -285,6 +285,11 @@ class Supervisor {
       std::uint32_t flags = run.header().flags;
       if (flags & kRunFromRelay) break;  // its body is still on the way from the relay
       bool isolated = flags & kRunIsolated;
+      bool counted = isolated && !(flags & (kRunInitializer | kRunBroadcast));
+      if (counted && lifetime_over(run.header())) {
+        if (!in_child_.empty()) break;  // it finishes what it holds first
+        process_.stop();                // a fresh one replays the initializer below
+      }
       // An initializer or a chunk to run here waits until the task process is idle.
       if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_pipe())) break;
       Bytes body = std::move(queue_.front());
@@ -300,12 +305,20 @@ class Supervisor {
       }
       if (!process_.running()) {
         process_.start();
+        tasks_in_process_ = 0;
         for (const auto& [task, call] : replayed_) send_to_child(Bytes(call), /*silent=*/true);
       }
       if (flags & (kRunInitializer | kRunBroadcast)) remember(std::string(run.task()), body);
+      if (counted) ++tasks_in_process_;
       send_to_child(std::move(body), /*silent=*/false);
     }
     return started;
+  }
+
+  // Whether the task process has run the chunks of tasks its pool allows it (maxtasksperchild).
+  bool lifetime_over(const RunHeader& header) const {
+    return header.tasks_per_process > 0 && process_.running() &&
+           tasks_in_process_ >= header.tasks_per_process;
   }
 
   // Keeps an initializer or broadcast call to replay in the next task processes; a broadcast
@@ -493,6 +506,7 @@ class Supervisor {
   // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.
   std::vector<std::pair<std::string, Bytes>> replayed_;
   TaskProcess process_;
+  std::uint32_t tasks_in_process_ = 0;  // chunks of tasks sent to the running task process
   ItemRunner runner_;
   // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
   std::optional<BusyHeartbeat> busy_heartbeat_;

@@ -2,7 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "fiber/detail/job.hpp"
@@ -10,6 +14,28 @@
 #include "fiber/serialization.hpp"
 
 namespace fiber {
+
+// What Pool::apply_async, map_async and starmap_async call in the master when the result is
+// there, as Python's callback and error_callback: `callback` with the result, or
+// `error_callback` with the error that get() throws. Both run on the pool's result-handler
+// thread, one at a time, in the order results complete, before get() or wait() returns for that
+// result. A callback that throws is reported in one line and ignored. Either may be empty. Keep
+// callbacks short (they hold up the ones after them) and off their pool (a Pool is used from the
+// thread that owns it).
+//
+//   pool.map_async(square, items, {.callback = [&](const std::vector<int>& squares) { ... },
+//                                  .error_callback = [&](std::exception_ptr error) { ... }});
+template <class T>
+struct AsyncCallbacks {
+  std::function<void(const T&)> callback{};
+  std::function<void(std::exception_ptr)> error_callback{};
+};
+
+template <>
+struct AsyncCallbacks<void> {
+  std::function<void()> callback{};
+  std::function<void(std::exception_ptr)> error_callback{};
+};
 
 namespace detail {
 
@@ -30,6 +56,29 @@ std::vector<T> decode_all(const Job& job) {
   values.reserve(job.size());
   for (std::size_t i = 0; i < job.size(); ++i) values.push_back(job.decoded_result<T>(i));
   return values;
+}
+
+// Decodes a finished job with `decode` and calls the callback that fits the outcome.
+template <class T, class Decode>
+void call_back(const AsyncCallbacks<T>& callbacks, Decode decode, const Job& job) {
+  std::exception_ptr error;
+  if constexpr (std::is_void_v<T>) {
+    try {
+      decode(job);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (!error && callbacks.callback) callbacks.callback();
+  } else {
+    std::optional<T> value;
+    try {
+      value.emplace(decode(job));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (value && callbacks.callback) callbacks.callback(*value);
+  }
+  if (error && callbacks.error_callback) callbacks.error_callback(error);
 }
 
 }  // namespace detail

@@ -16,15 +16,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <ranges>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "fiber/async_result.hpp"
+#include "fiber/detail/input_feed.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/export.hpp"
@@ -56,6 +60,11 @@ struct PoolOptions {
   // measured task times, smaller toward the end of a call so that the tail is balanced).
   std::size_t chunksize = 0;
   Isolation isolation = Isolation::process;
+  // Python's maxtasksperchild: a worker's task process is replaced by a fresh one (which runs the
+  // initializer again) after it ran this many tasks, for task code that leaks. A task is a chunk,
+  // as in Python: one apply_async call, or one chunk of a map. Unset: no limit. Needs
+  // Isolation::process; 0 or less is rejected.
+  std::optional<int> maxtasksperchild{};
   // How often an item whose task process crashed or timed out is tried again before it fails
   // with fiber::WorkerLost or fiber::TimeoutError (other items are not affected).
   int max_retries = 2;
@@ -85,7 +94,9 @@ struct PoolStats {
 
 namespace detail {
 
-class PoolHandle;  // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
+class PoolHandle;     // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
+class ResultHandler;  // the thread that runs callbacks (libfiber/src/result_handler.hpp)
+using JobCallback = std::function<void(const Job&)>;
 
 // Encodes each item of `items` with `encode_item` into one buffer with offsets.
 template <class Range, class EncodeItem>
@@ -121,10 +132,25 @@ class FIBER_EXPORT Pool {
 
   template <class F, class Range>
   auto map_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return map_async(f, items, chunksize, {});
+  }
+
+  // With a callback and an error_callback (fiber::AsyncCallbacks), as Python's.
+  template <class F, class Range>
+  auto map_async(const F& f, const Range& items, std::size_t chunksize,
+                 AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
     using R = detail::ResultOf<F>;
     static_assert(!std::is_void_v<R>, "map needs a task that returns a value");
-    return AsyncResult<std::vector<R>>(submit_items<false>(f, items, chunksize),
-                                       &detail::decode_all<R>);
+    return AsyncResult<std::vector<R>>(
+        submit_items<false>(f, items, chunksize,
+                            calling_back(std::move(callbacks), &detail::decode_all<R>)),
+        &detail::decode_all<R>);
+  }
+
+  template <class F, class Range>
+  auto map_async(const F& f, const Range& items,
+                 AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
+    return map_async(f, items, 0, std::move(callbacks));
   }
 
   // f(*tuple) for every tuple (std::tuple or std::pair) of `items`, results in item order.
@@ -135,26 +161,45 @@ class FIBER_EXPORT Pool {
 
   template <class F, class Range>
   auto starmap_async(const F& f, const Range& items, std::size_t chunksize = 0) {
+    return starmap_async(f, items, chunksize, {});
+  }
+
+  template <class F, class Range>
+  auto starmap_async(const F& f, const Range& items, std::size_t chunksize,
+                     AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
     using R = detail::ResultOf<F>;
     static_assert(!std::is_void_v<R>, "starmap needs a task that returns a value");
-    return AsyncResult<std::vector<R>>(submit_items<true>(f, items, chunksize),
-                                       &detail::decode_all<R>);
+    return AsyncResult<std::vector<R>>(
+        submit_items<true>(f, items, chunksize,
+                           calling_back(std::move(callbacks), &detail::decode_all<R>)),
+        &detail::decode_all<R>);
   }
 
-  // Results in item order, each as soon as it and the ones before it are there.
   template <class F, class Range>
-  ResultStream<detail::ResultOf<F>> imap(const F& f, const Range& items,
-                                         std::size_t chunksize = 0) {
-    return {submit_items<false>(f, items, chunksize),
-            ResultStream<detail::ResultOf<F>>::Order::submission};
+  auto starmap_async(const F& f, const Range& items,
+                     AsyncCallbacks<std::vector<detail::ResultOf<F>>> callbacks) {
+    return starmap_async(f, items, 0, std::move(callbacks));
   }
 
-  // Results in the order they complete.
+  // Results in item order, each as soon as it and the ones before it are there. The input is
+  // read lazily, on a feeder thread, a bounded way ahead of the results taken (as Python's task
+  // feeder), so an endless or slow range works and overlaps with the work: an lvalue range is
+  // read in place (it must outlive the stream), a temporary one is moved into the stream.
+  // Destroying the stream stops the reading (after the item being read). With an explicit
+  // chunksize, an exception thrown by the input ends the stream at the start of its chunk, as in
+  // Python (that chunk does not run).
   template <class F, class Range>
-  ResultStream<detail::ResultOf<F>> imap_unordered(const F& f, const Range& items,
+  ResultStream<detail::ResultOf<F>> imap(const F& f, Range&& items, std::size_t chunksize = 0) {
+    return ResultStream<detail::ResultOf<F>>(
+        feed_items(f, std::forward<Range>(items), chunksize, detail::InputFeed::Order::submission));
+  }
+
+  // Results in the order they complete; the input is read as for imap.
+  template <class F, class Range>
+  ResultStream<detail::ResultOf<F>> imap_unordered(const F& f, Range&& items,
                                                    std::size_t chunksize = 0) {
-    return {submit_items<false>(f, items, chunksize),
-            ResultStream<detail::ResultOf<F>>::Order::completion};
+    return ResultStream<detail::ResultOf<F>>(
+        feed_items(f, std::forward<Range>(items), chunksize, detail::InputFeed::Order::completion));
   }
 
   template <class F, class... Args>
@@ -164,13 +209,21 @@ class FIBER_EXPORT Pool {
 
   template <class F, class... Args>
   AsyncResult<detail::ResultOf<F>> apply_async(const F& f, Args&&... args) {
+    return apply_async({}, f, std::forward<Args>(args)...);
+  }
+
+  // With a callback and an error_callback first (the task's arguments are the last ones):
+  //   pool.apply_async({.callback = [&](double r) { ... }}, rollout, 7, 1000);
+  template <class F, class... Args>
+  AsyncResult<detail::ResultOf<F>> apply_async(AsyncCallbacks<detail::ResultOf<F>> callbacks,
+                                               const F& f, Args&&... args) {
     using R = detail::ResultOf<F>;
     Bytes arguments;
     detail::encode_call<F>(arguments, std::forward<Args>(args)...);
     std::vector<std::uint64_t> offsets{0, arguments.size()};
     auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
                                              std::move(offsets), 1, detail::timeout_of(f));
-    submit(job);
+    submit(job, calling_back(std::move(callbacks), &detail::ResultDecoder<R>::single));
     return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
   }
 
@@ -252,23 +305,78 @@ class FIBER_EXPORT Pool {
   }
 
   template <bool Star, class F, class Range>
-  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize) {
+  std::shared_ptr<detail::Job> submit_items(const F& f, const Range& items, std::size_t chunksize,
+                                            detail::JobCallback callback = {}) {
     auto [arguments, offsets] = encode_each<Star>(f, items);
     auto job = std::make_shared<detail::Job>(
         detail::task_name(f), std::move(arguments), std::move(offsets),
         chunksize ? chunksize : options_.chunksize, detail::timeout_of(f));
-    submit(job);
+    submit(job, std::move(callback));
     return job;
   }
 
   friend class detail::ReductionCall;  // submits its stages as jobs
-  void submit(const std::shared_ptr<detail::Job>& job);
+  // imap's input, read by an InputFeed: each item encoded as submit_items encodes it.
+  template <class F, class Range>
+  std::shared_ptr<detail::InputFeed> feed_items(const F& f, Range&& items, std::size_t chunksize,
+                                                detail::InputFeed::Order order) {
+    constexpr bool kUnpack = std::tuple_size_v<detail::ParametersOf<F>> != 1;
+    using View = std::views::all_t<Range>;
+    struct Reader {
+      View view;
+      std::optional<std::ranges::iterator_t<View>> at{};
+    };
+    auto reader = std::make_shared<Reader>(Reader{std::views::all(std::forward<Range>(items))});
+    // Steps to the next item only when asked for it: an exception from the range is thrown at
+    // the position of the item it could not give.
+    detail::InputFeed::Source source = [reader](Bytes& out) {
+      if (!reader->at) {
+        reader->at.emplace(std::ranges::begin(reader->view));
+      } else {
+        ++*reader->at;
+      }
+      if (*reader->at == std::ranges::end(reader->view)) return false;
+      if constexpr (kUnpack) {
+        std::apply([&out](const auto&... args) { detail::encode_call<F>(out, args...); },
+                   **reader->at);
+      } else {
+        detail::encode_call<F>(out, **reader->at);
+      }
+      return true;
+    };
+    return start_feed(std::move(source), detail::task_name(f), chunksize, detail::timeout_of(f),
+                      order);
+  }
+  std::shared_ptr<detail::InputFeed> start_feed(detail::InputFeed::Source source, std::string task,
+                                                std::size_t chunksize,
+                                                std::chrono::milliseconds timeout,
+                                                detail::InputFeed::Order order);
+
+  // What runs on the result handler when a job with callbacks is done (nothing without them).
+  template <class T>
+  static detail::JobCallback calling_back(AsyncCallbacks<T> callbacks,
+                                          T (*decode)(const detail::Job&)) {
+    if (!callbacks.callback && !callbacks.error_callback) return {};
+    return [callbacks = std::move(callbacks), decode](const detail::Job& job) {
+      detail::call_back(callbacks, decode, job);
+    };
+  }
+
+  // `callback`, if any, runs on the result handler once the job is done (AsyncCallbacks).
+  void submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback = {});
+  void call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback);
+  // Throws if the pool takes no calls, or none with this timeout.
+  void check_accepts(std::chrono::milliseconds timeout) const;
+  // Stops reading the inputs of the pool's imap calls (terminate, destruction).
+  void stop_feeds(const char* why);
   void broadcast_call(const Call& call);
 
   PoolOptions options_;
   std::shared_ptr<detail::PoolHandle> handle_;
   State state_ = State::running;
-  std::deque<std::weak_ptr<detail::Job>> submitted_;  // for join(); finished ones pruned
+  std::deque<std::weak_ptr<detail::Job>> submitted_;       // for join(); finished ones pruned
+  std::shared_ptr<detail::ResultHandler> result_handler_;  // made by the first callback
+  std::vector<std::weak_ptr<detail::InputFeed>> feeds_;    // imap inputs; expired ones pruned
 };
 
 }  // namespace fiber

@@ -1,15 +1,20 @@
 // The result of Pool::imap / imap_unordered: results as they arrive, in item order (imap) or in
-// completion order (imap_unordered). An item whose task threw throws when it is reached.
+// completion order (imap_unordered). An item whose task threw throws when it is reached (the
+// stream goes on after it); an exception the input range threw is thrown at its position, after
+// every earlier result, and ends the stream.
 //
 //   for (double r : pool.imap_unordered(rollout, seeds)) { ... }
+//   auto stream = pool.imap(rollout, std::views::iota(0));  // endless: take what you need
+//   std::optional<double> r = stream.next(5s);              // fiber::TimeoutError after 5 s
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <memory>
 #include <optional>
 
-#include "fiber/detail/job.hpp"
+#include "fiber/detail/input_feed.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber {
@@ -17,24 +22,19 @@ namespace fiber {
 template <class T>
 class ResultStream {
  public:
-  enum class Order { submission, completion };
+  using Order = detail::InputFeed::Order;
 
-  ResultStream(std::shared_ptr<detail::Job> job, Order order)
-      : job_(std::move(job)), order_(order) {}
-
-  std::size_t size() const { return job_->size(); }
+  explicit ResultStream(std::shared_ptr<detail::InputFeed> feed) : feed_(std::move(feed)) {}
 
   // The next result, or nothing when every item has been taken.
-  std::optional<T> next() {
-    if (taken_ == job_->size()) return std::nullopt;
-    std::size_t index = taken_;
-    if (order_ == Order::submission) {
-      job_->wait_item(index, std::nullopt);
-    } else {
-      index = *job_->wait_next_completed(taken_, std::nullopt);
-    }
-    ++taken_;
-    return job_->decoded_result<T>(index);
+  std::optional<T> next() { return decoded(feed_->next(std::nullopt)); }
+
+  // As next(), but throws fiber::TimeoutError if no result comes within `timeout`; the stream
+  // is unchanged then, and next() may be called again.
+  template <class Rep, class Period>
+  std::optional<T> next(std::chrono::duration<Rep, Period> timeout) {
+    return decoded(feed_->next(detail::Clock::now() +
+                               std::chrono::duration_cast<detail::Clock::duration>(timeout)));
   }
 
   class iterator {
@@ -70,9 +70,12 @@ class ResultStream {
   iterator end() { return iterator(); }
 
  private:
-  std::shared_ptr<detail::Job> job_;
-  Order order_;
-  std::size_t taken_ = 0;
+  static std::optional<T> decoded(const std::optional<detail::InputFeed::Item>& item) {
+    if (!item) return std::nullopt;
+    return item->job->template decoded_result<T>(item->index);
+  }
+
+  std::shared_ptr<detail::InputFeed> feed_;
 };
 
 }  // namespace fiber

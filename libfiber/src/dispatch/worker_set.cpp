@@ -23,8 +23,12 @@ RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t 
                      std::uint32_t name_size, std::uint32_t count, std::uint32_t flags) {
   bool isolated = pool.options.isolation == Isolation::process;
   auto timeout = job.timeout().count() > 0 ? job.timeout() : pool.options.task_timeout;
-  return {chunk_id, name_size, count, flags | (isolated ? kRunIsolated : 0u),
-          static_cast<std::uint32_t>(timeout.count())};
+  return {chunk_id,
+          name_size,
+          count,
+          flags | (isolated ? kRunIsolated : 0u),
+          static_cast<std::uint32_t>(timeout.count()),
+          static_cast<std::uint32_t>(pool.options.maxtasksperchild.value_or(0))};
 }
 
 }  // namespace
