@@ -14,6 +14,12 @@ A curve NAME_mean is drawn with a shaded band from NAME_min to NAME_max when the
 columns (else NAME_mean +- NAME_std if it has that). The title names the environment (and the
 algorithm) from the log's /meta.
 
+A rollout log (RUN.rollouts.h5, apps/rl/storage/rollout_log.hpp: it has `worker` and `task`
+columns) is drawn as two panels instead: the return distribution per generation (or iteration)
+as percentile bands (5-95, 25-75, median) of its rollouts' returns (the perturbed ones: rows of
+sign 0, the evaluations, are left out), and each task's wall seconds per worker (one dot per
+task: a straggler is a dot far above its worker's others; --x, --y do not apply).
+
 Run it with Debian's /usr/bin/python3 (h5py, numpy, matplotlib). Errors - a missing file, a file
 that is not a run log, an unknown column - print one line and exit with status 2.
 """
@@ -159,8 +165,80 @@ def title_of(args, meta):
     return environment or algorithm or os.path.basename(args.run)
 
 
+ROLLOUT_STEPS = ("generation", "iteration")
+ROLLOUT_RETURNS = ("return", "return_mean")
+ROLLOUT_SECONDS = ("task_seconds", "seconds")
+PERCENTILE_BANDS = ((5, 95), (25, 75))
+
+
+def is_rollout_log(columns):
+    return "worker" in columns and "task" in columns
+
+
+def first_of(names, columns, path):
+    name = next((n for n in names if n in columns), None)
+    if name is None:
+        raise Failure(f"{path}: a rollout log without any of the columns {', '.join(names)}")
+    return name
+
+
+def plot_rollouts(args, columns, meta, rows, output):
+    import numpy as np
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    step = first_of(ROLLOUT_STEPS, columns, args.run)
+    returns = columns[first_of(ROLLOUT_RETURNS, columns, args.run)]
+    seconds = columns[first_of(ROLLOUT_SECONDS, columns, args.run)]
+    steps = columns[step]
+    perturbed = columns["sign"] != 0 if "sign" in columns else np.ones(rows, dtype=bool)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 8), dpi=120)
+
+    xs = np.unique(steps[perturbed])
+    if len(xs) == 0:
+        raise Failure(f"{args.run}: no perturbed rollouts to draw")
+    per_step = [returns[perturbed & (steps == x)] for x in xs]
+    for low, high in PERCENTILE_BANDS:
+        top.fill_between(xs, [np.percentile(r, low) for r in per_step],
+                         [np.percentile(r, high) for r in per_step], color="tab:blue",
+                         alpha=0.2, linewidth=0, label=f"percentiles {low}-{high}")
+    top.plot(xs, [np.median(r) for r in per_step], color="tab:blue", label="median")
+    top.set_xlabel(step)
+    top.set_ylabel("return")
+    top.set_title(title_of(args, meta))
+    top.grid(True, alpha=0.3)
+    top.legend(loc="best")
+
+    # One dot per task (its first row: a task's rows share its worker and seconds).
+    task_key = steps * (columns["task"].max() + 1) + columns["task"]
+    _, first_rows = np.unique(task_key, return_index=True)
+    workers = columns["worker"][first_rows]
+    bottom.scatter(workers, seconds[first_rows], s=6, alpha=0.5)
+    bottom.set_xlabel("worker")
+    bottom.set_ylabel("task wall seconds")
+    bottom.set_title(f"{len(first_rows)} tasks on {len(np.unique(workers))} workers")
+    bottom.grid(True, alpha=0.3)
+    fig.tight_layout()
+    try:
+        fig.savefig(output, format="png")
+    except OSError as error:
+        raise Failure(f"cannot write {output} ({error.strerror or first_line(error)})") from error
+    finally:
+        plt.close(fig)
+    print(f"{PROG}: wrote {output} ({rows} rollout rows, {len(xs)} {step}s, "
+          f"{len(first_rows)} tasks)")
+
+
 def plot(args):
     columns, meta, rows = load(args.run)
+    if is_rollout_log(columns):
+        if rows == 0:
+            raise Failure(f"{args.run}: the rollout log has no rows yet")
+        output = args.output or os.path.splitext(args.run)[0] + ".png"
+        plot_rollouts(args, columns, meta, rows, output)
+        return
     x_name, ys = choose_columns(args, columns)
     if rows == 0:
         raise Failure(f"{args.run}: the run log has no rows yet")

@@ -4,7 +4,7 @@
 # values:    CartPole (return = length), 2 episodes per perturbation: one row per rollout, and
 #            the summary log's returns, episodes and timesteps recomputed from the rows; the same
 #            rows (but for where they ran) with 1 worker as with 2; --rollout-log summary is one
-#            row per task; --rollout-log off writes no file.
+#            row per task; --rollout-log off writes no file; scripts/plot.py draws the rollouts.
 # resume:    a run resumed from an earlier checkpoint drops the rows after it: its rollouts are
 #            those of one uninterrupted run, every generation once.
 # stop:      SIGTERM in the middle of a generation, then --resume auto: every generation's
@@ -80,6 +80,11 @@ assert m["episodes"].sum() == generations * per_generation
 assert m["timesteps"].sum() == r["length"].sum()
 print(f"{len(r['return'])} rollouts as the tasks returned them; summary: {len(m['task'])} tasks")
 PY
+  # scripts/plot.py draws a rollout log as return percentiles and task times per worker.
+  $python "$here/../../scripts/plot.py" two.rollouts.h5 -o rollouts.png |
+    grep -qx "plot.py: wrote rollouts.png (54 rollout rows, 3 generations, 12 tasks)" ||
+    fail "plot.py did not draw the rollout log"
+  [[ $(head -c 8 rollouts.png | od -An -tx1 | tr -d ' ') == 89504e470d0a1a0a ]] || fail "not a PNG"
   ;;
 resume)
   common=("${cartpole[@]}" --workers 2 --checkpoint-every 1)
