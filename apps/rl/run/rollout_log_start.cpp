@@ -21,8 +21,9 @@ void add_rollout_log(CLI::App& app, RolloutLevel& level) {
 }
 
 ClaimedRolloutLog claim_rollout_log(const RunFiles& files, bool overwrite, bool resuming,
-                                    const std::vector<RunLog::Column>& columns) {
-  const std::filesystem::path path = RolloutLog::path_beside(files.output);
+                                    const std::vector<RunLog::Column>& columns,
+                                    const char* suffix) {
+  const std::filesystem::path path = RolloutLog::path_beside(files.output, suffix);
   FileLock lock = FileLock::acquire(path);
   if (!resuming) check_new_output(path.string(), columns, existing_output(overwrite, files.resume));
   return {path, std::move(lock)};

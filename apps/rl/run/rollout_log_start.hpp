@@ -25,13 +25,14 @@ void add_rollout_log(CLI::App& app, RolloutLevel& level);
 
 // The rollout log's file, claimed before anything is written: locked, and for a new run checked
 // as --output is (an earlier run's rollouts are not replaced without --overwrite or --resume
-// auto). StorageError, one line.
+// auto). `suffix`: see RolloutLog::path_beside. StorageError, one line.
 struct ClaimedRolloutLog {
   std::filesystem::path path;
   FileLock lock;
 };
 ClaimedRolloutLog claim_rollout_log(const RunFiles& files, bool overwrite, bool resuming,
-                                    const std::vector<RunLog::Column>& columns);
+                                    const std::vector<RunLog::Column>& columns,
+                                    const char* suffix = kRolloutsSuffix);
 
 // A new rollout log, or the resumed run's with its rows of steps >= `steps_done` dropped (a new
 // one, with a line saying so, if the run had none).

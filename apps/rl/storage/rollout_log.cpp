@@ -22,8 +22,9 @@ std::vector<std::string> split_hosts(const std::string& text) {
 
 }  // namespace
 
-std::filesystem::path RolloutLog::path_beside(const std::filesystem::path& run_log) {
-  return std::filesystem::path(run_log).replace_extension(".rollouts.h5");
+std::filesystem::path RolloutLog::path_beside(const std::filesystem::path& run_log,
+                                              const char* suffix) {
+  return std::filesystem::path(run_log).replace_extension(suffix);
 }
 
 RolloutLog::RolloutLog(RunLog log, std::string step_column)

@@ -24,10 +24,14 @@
 
 namespace fiber::rl {
 
+inline constexpr const char* kRolloutsSuffix = ".rollouts.h5";
+inline constexpr const char* kTasksSuffix = ".tasks.h5";
+
 class RolloutLog {
  public:
-  // OUTPUT with .rollouts.h5.
-  static std::filesystem::path path_beside(const std::filesystem::path& run_log);
+  // OUTPUT with `suffix` (.rollouts.h5; fiber-ppo's per-task rows: .tasks.h5).
+  static std::filesystem::path path_beside(const std::filesystem::path& run_log,
+                                           const char* suffix = kRolloutsSuffix);
 
   // A new log at `path` (a file there is replaced: check it first). `step_column` is the int64
   // column the rows are ordered by (generation, iteration). RunLogError if it cannot be created.
