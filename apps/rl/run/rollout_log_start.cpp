@@ -10,13 +10,12 @@
 
 namespace fiber::rl {
 
-void add_rollout_log(CLI::App& app, RolloutLevel& level) {
-  const std::map<std::string, RolloutLevel> levels{
+void add_rollout_log(CLI::App& app, RolloutLevel& level, const std::string& help) {
+  static const std::map<std::string, RolloutLevel> levels{
       {"off", RolloutLevel::off}, {"summary", RolloutLevel::summary}, {"full", RolloutLevel::full}};
-  app.add_option("--rollout-log", level,
-                 "rollouts written to OUTPUT with .rollouts.h5: 'full' (one row per rollout), "
-                 "'summary' (one row per task), or 'off'")
-      ->transform(CLI::CheckedTransformer(levels, CLI::ignore_case))
+  app.add_option_function<std::string>(
+         "--rollout-log", [&level](const std::string& name) { level = levels.at(name); }, help)
+      ->check(CLI::IsMember({"off", "summary", "full"}))
       ->default_str("full");
 }
 

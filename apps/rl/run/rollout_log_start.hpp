@@ -20,8 +20,9 @@ namespace fiber::rl {
 // off: no rollout log; summary: one row per task; full: one row per rollout (episode).
 enum class RolloutLevel { off, summary, full };
 
-// --rollout-log off|summary|full (default full); another value: one line, exit 2.
-void add_rollout_log(CLI::App& app, RolloutLevel& level);
+// --rollout-log off|summary|full (default full), `help` saying what each writes; another value:
+// one line, exit 2.
+void add_rollout_log(CLI::App& app, RolloutLevel& level, const std::string& help);
 
 // The rollout log's file, claimed before anything is written: locked, and for a new run checked
 // as --output is (an earlier run's rollouts are not replaced without --overwrite or --resume
