@@ -3,7 +3,8 @@
 #   rollout_checks.sh BUILD_DIR values|stop
 # values: CartPole (return = length): OUTPUT.rollouts.h5 has one row per finished episode, each
 #         (slot, episode) once, as the summary log counts and averages them; OUTPUT.tasks.h5 one
-#         row per segment; --rollout-log summary writes only the tasks' file, off neither.
+#         row per segment; --rollout-log summary writes only the tasks' file, off neither, a bad
+#         value is one line; scripts/plot.py draws both files.
 # stop:   SIGTERM, then --resume auto: every episode and every segment exactly once.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -53,6 +54,16 @@ case "$2" in
 values)
   "${ppo[@]}" "${cartpole[@]}" --total-timesteps 5120 --output run.h5 >/dev/null
   exactly_once 10 run || fail "the rollout logs do not match the run"
+  plot="$(dirname "$0")/../../scripts/plot.py"
+  $python "$plot" run.rollouts.h5 -o episodes.png |
+    grep -qx "plot.py: wrote episodes.png ([0-9]* rollout rows, 10 iterations)" ||
+    fail "plot.py did not draw the episodes"
+  $python "$plot" run.tasks.h5 -o tasks.png |
+    grep -qx "plot.py: wrote tasks.png (40 rollout rows, 40 tasks)" || fail "plot.py: no task times"
+  status=0
+  "${ppo[@]}" "${cartpole[@]}" --rollout-log bogus --output bad.h5 >out.txt 2>err.txt || status=$?
+  [[ $status -eq 2 && $(wc -l <err.txt) -eq 1 ]] && grep -q -- "--rollout-log: bogus not in" err.txt ||
+    { cat err.txt; fail "a bad --rollout-log: exit $status"; }
   "${ppo[@]}" "${cartpole[@]}" --total-timesteps 1024 --rollout-log summary --output summary.h5 >/dev/null
   [[ -e summary.tasks.h5 && ! -e summary.rollouts.h5 ]] || fail "--rollout-log summary"
   "${ppo[@]}" "${cartpole[@]}" --total-timesteps 1024 --rollout-log off --output off.h5 >/dev/null
