@@ -11,7 +11,8 @@
 #            rollouts exactly once, each generation whole.
 # damaged:   a damaged chunk of /log/return is refused on resume, the file left as it was.
 # bad-input: a bad --rollout-log value, a foreign file or an earlier run's rollouts at
-#            OUTPUT.rollouts.h5: one line, exit 2, nothing overwritten.
+#            OUTPUT.rollouts.h5, --checkpoint naming it, a resume with another --rollout-log:
+#            one line, exit 2, nothing overwritten.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -162,6 +163,11 @@ bad-input)
   expect_status 2 "earlier.rollouts.h5 holds the log of an earlier run" \
     "${es[@]}" "${cartpole[@]}" --workers 1 --generations 1 --output earlier.h5
   [[ $(sha256sum <earlier.rollouts.h5) == "$earlier" ]] || fail "earlier rollouts overwritten"
+  # --checkpoint naming the rollout log's file
+  expect_status 2 "--checkpoint same.rollouts.h5 is the rollout log's file" \
+    "${es[@]}" "${cartpole[@]}" --workers 1 --generations 1 --output same.h5 \
+    --checkpoint same.rollouts.h5
+  [[ ! -e same.h5 && ! -e same.rollouts.h5 ]] || fail "a refused run wrote a file"
   # resumed with another level: refused, not mixed
   "${es[@]}" "${cartpole[@]}" --workers 1 --generations 1 --output level.h5 >/dev/null
   expect_status 2 "has other columns (written with another --rollout-log)" \

@@ -23,6 +23,10 @@ ClaimedRolloutLog claim_rollout_log(const RunFiles& files, bool overwrite, bool 
                                     const std::vector<RunLog::Column>& columns,
                                     const char* suffix) {
   const std::filesystem::path path = RolloutLog::path_beside(files.output, suffix);
+  if (same_file(path, files.checkpoint)) {
+    throw StorageError("--checkpoint " + files.checkpoint + " is the rollout log's file " +
+                       path.string() + ": give the checkpoint another name, or --rollout-log off");
+  }
   FileLock lock = FileLock::acquire(path);
   if (!resuming) check_new_output(path.string(), columns, existing_output(overwrite, files.resume));
   return {path, std::move(lock)};
