@@ -5,7 +5,8 @@
 #         (slot, episode) once, as the summary log counts and averages them; OUTPUT.tasks.h5 one
 #         row per segment; --rollout-log summary writes only the tasks' file, off neither, a bad
 #         value is one line; scripts/plot.py draws both files.
-# stop:   SIGTERM, then --resume auto: every episode and every segment exactly once.
+# stop:   SIGTERM, then --resume auto: every episode and every segment exactly once; also after a
+#         resume from an earlier checkpoint (the rows after it dropped).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 ppo=("$build/libfiber/fiberrun" -n 1 "$build/apps/ppo/fiber-ppo")
@@ -88,6 +89,13 @@ stop)
     --output run.h5 --resume auto | grep -q "resumed from run.ckpt.h5 at iteration $done_before" ||
     fail "no resume"
   exactly_once "$total" run || fail "not exactly once across the stop"
+  # Resumed from an earlier checkpoint: the rows after it (iterations 2 and 3) are dropped.
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 1024 --output early.h5 >/dev/null
+  cp early.ckpt.h5 two.ckpt.h5
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output early.h5 --resume auto >/dev/null
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 3072 --output early.h5 --resume two.ckpt.h5 |
+    grep -q "resumed from two.ckpt.h5 at iteration 2" || fail "no resume from the early checkpoint"
+  exactly_once 6 early || fail "not exactly once after a resume from an earlier checkpoint"
   ;;
 *)
   fail "unknown check '$2'"
