@@ -14,6 +14,13 @@ A curve NAME_mean is drawn with a shaded band from NAME_min to NAME_max when the
 columns (else NAME_mean +- NAME_std if it has that). The title names the environment (and the
 algorithm) from the log's /meta.
 
+A rollout log (RUN.rollouts.h5, RUN.tasks.h5, apps/rl/storage/rollout_log.hpp: it has a
+`worker` column) is drawn as up to two panels instead: the return distribution per generation (or iteration)
+as percentile bands (5-95, 25-75, median) of its rollouts' returns (the perturbed ones: rows of
+sign 0, the evaluations, are left out), and each task's wall seconds per worker (one dot per
+task: a straggler is a dot far above its worker's others), each if the log has its columns
+(fiber-ppo: returns in RUN.rollouts.h5, task times in RUN.tasks.h5); --x, --y do not apply.
+
 Run it with Debian's /usr/bin/python3 (h5py, numpy, matplotlib). Errors - a missing file, a file
 that is not a run log, an unknown column - print one line and exit with status 2.
 """
@@ -159,8 +166,103 @@ def title_of(args, meta):
     return environment or algorithm or os.path.basename(args.run)
 
 
+ROLLOUT_STEPS = ("generation", "iteration")
+ROLLOUT_RETURNS = ("return", "return_mean")
+ROLLOUT_SECONDS = ("task_seconds", "seconds")
+ROLLOUT_TASKS = ("task", "slot")
+PERCENTILE_BANDS = ((5, 95), (25, 75))
+
+
+def is_rollout_log(columns):
+    return "worker" in columns
+
+
+def first_of(names, columns):
+    return next((n for n in names if n in columns), None)
+
+
+def draw_returns(ax, step, steps, returns, perturbed):
+    import numpy as np
+
+    xs = np.unique(steps[perturbed])
+    per_step = [returns[perturbed & (steps == x)] for x in xs]
+    for low, high in PERCENTILE_BANDS:
+        ax.fill_between(xs, [np.percentile(r, low) for r in per_step],
+                        [np.percentile(r, high) for r in per_step], color="tab:blue",
+                        alpha=0.2, linewidth=0, label=f"percentiles {low}-{high}")
+    ax.plot(xs, [np.median(r) for r in per_step], color="tab:blue", label="median")
+    ax.set_xlabel(step)
+    ax.set_ylabel("return")
+    ax.legend(loc="best")
+    return f"{len(xs)} {step}s"
+
+
+def draw_task_times(ax, steps, tasks, workers, seconds):
+    import numpy as np
+
+    # One dot per task (its first row: a task's rows share its worker and seconds).
+    _, first_rows = np.unique(steps * (tasks.max() + 1) + tasks, return_index=True)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.scatter(workers[first_rows], seconds[first_rows], s=6, alpha=0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("worker")
+    ax.set_ylabel("task wall seconds")
+    ax.set_title(f"{len(first_rows)} tasks on {len(np.unique(workers))} workers")
+    return f"{len(first_rows)} tasks"
+
+
+def plot_rollouts(args, columns, meta, rows, output):
+    """Return percentiles per step if the log has returns, task seconds per worker if it has
+    task times (fiber-es's rollouts have both; fiber-ppo's rollouts.h5 returns, tasks.h5 times)."""
+    import numpy as np
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    step = first_of(ROLLOUT_STEPS, columns)
+    returns = first_of(ROLLOUT_RETURNS, columns)
+    seconds = first_of(ROLLOUT_SECONDS, columns)
+    task = first_of(ROLLOUT_TASKS, columns)
+    draw_times = seconds is not None and task is not None
+    if step is None or (returns is None and not draw_times):
+        raise Failure(f"{args.run}: a rollout log without a step, return or task-time column")
+    steps = columns[step]
+    perturbed = columns["sign"] != 0 if "sign" in columns else np.ones(rows, dtype=bool)
+    if returns is not None and not perturbed.any():
+        raise Failure(f"{args.run}: no perturbed rollouts to draw")
+    panels = (returns is not None) + draw_times
+    fig, axes = plt.subplots(panels, 1, figsize=(8, 4 * panels), dpi=120, squeeze=False)
+    axes = list(axes[:, 0])
+    drawn = []
+    if returns is not None:
+        drawn.append(draw_returns(axes[0], step, steps, columns[returns], perturbed))
+    if draw_times:
+        drawn.append(draw_task_times(axes[-1], steps, columns[task], columns["worker"],
+                                     columns[seconds]))
+    axes[0].set_title(title_of(args, meta) + (" - " + axes[0].get_title()
+                                              if axes[0].get_title() else ""))
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    try:
+        fig.savefig(output, format="png")
+    except OSError as error:
+        raise Failure(f"cannot write {output} ({error.strerror or first_line(error)})") from error
+    finally:
+        plt.close(fig)
+    print(f"{PROG}: wrote {output} ({rows} rollout rows, {', '.join(drawn)})")
+
+
 def plot(args):
     columns, meta, rows = load(args.run)
+    if is_rollout_log(columns):
+        if rows == 0:
+            raise Failure(f"{args.run}: the rollout log has no rows yet")
+        output = args.output or os.path.splitext(args.run)[0] + ".png"
+        plot_rollouts(args, columns, meta, rows, output)
+        return
     x_name, ys = choose_columns(args, columns)
     if rows == 0:
         raise Failure(f"{args.run}: the run log has no rows yet")

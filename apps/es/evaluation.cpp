@@ -124,6 +124,7 @@ void es_set_generation(Generation generation) {
 }
 
 BatchResult es_evaluate(EpisodeBatch batch) {
+  const auto started = std::chrono::steady_clock::now();
   auto& s = ready_state();
   BatchResult result;
   result.generation = s.generation.number;
@@ -143,6 +144,7 @@ BatchResult es_evaluate(EpisodeBatch batch) {
     std::int64_t length = 0;
     if (index < 0) {  // evaluation of the unperturbed policy: no statistics from it
       result.returns_positive.push_back(run_episode(s, theta, seed++, length, nullptr));
+      result.episode_returns.push_back(result.returns_positive.back());
       result.lengths.push_back(length);
       continue;
     }
@@ -151,15 +153,23 @@ BatchResult es_evaluate(EpisodeBatch batch) {
     Eigen::VectorXd epsilon = noise_at(s, index).cast<double>() * s.settings.sigma;
     double positive = 0, negative = 0;
     for (int j = 0; j < episodes; ++j) {
-      positive += run_episode(s, theta + epsilon, seed + j, length, record);
+      result.episode_returns.push_back(run_episode(s, theta + epsilon, seed + j, length, record));
+      positive += result.episode_returns.back();
       result.lengths.push_back(length);
-      negative += run_episode(s, theta - epsilon, seed + j, length, record);
+      result.episode_returns.push_back(run_episode(s, theta - epsilon, seed + j, length, record));
+      negative += result.episode_returns.back();
       result.lengths.push_back(length);
     }
     result.returns_positive.push_back(positive / episodes);
     result.returns_negative.push_back(negative / episodes);
     seed += stride;
   }
+  const fiber::WorkerInfo& worker = fiber::this_worker();
+  result.task_workers.push_back(worker.id);
+  result.task_hosts.push_back(worker.host);
+  result.task_seconds.push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  result.task_episodes.push_back(static_cast<std::int64_t>(result.lengths.size()));
   return result;
 }
 
@@ -171,6 +181,11 @@ BatchResult es_merge_results(BatchResult a, const BatchResult& b) {
   append(a.returns_positive, b.returns_positive);
   append(a.returns_negative, b.returns_negative);
   append(a.lengths, b.lengths);
+  append(a.episode_returns, b.episode_returns);
+  append(a.task_workers, b.task_workers);
+  append(a.task_hosts, b.task_hosts);
+  append(a.task_seconds, b.task_seconds);
+  append(a.task_episodes, b.task_episodes);
   for (std::size_t i = 0; i < a.observation_sum.size(); ++i) {
     a.observation_sum[i] += b.observation_sum[i];
     a.observation_sumsq[i] += b.observation_sumsq[i];

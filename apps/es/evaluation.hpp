@@ -64,13 +64,20 @@ struct BatchResult {
   std::int64_t generation = 0;
   std::vector<double> returns_positive, returns_negative;  // negative: empty for evaluation
   std::vector<std::int64_t> lengths;                       // every episode's steps
+  std::vector<double> episode_returns;                     // every episode's, as `lengths`
   std::vector<double> observation_sum, observation_sumsq;
   double observation_count = 0;
+  // Per task, in task order: where it ran, its wall seconds and how many episodes it ran.
+  std::vector<int> task_workers;
+  std::vector<std::string> task_hosts;
+  std::vector<double> task_seconds;
+  std::vector<std::int64_t> task_episodes;
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
-    archive& generation& returns_positive& returns_negative& lengths& observation_sum&
-        observation_sumsq& observation_count;
+    archive& generation& returns_positive& returns_negative& lengths& episode_returns&
+        observation_sum& observation_sumsq& observation_count& task_workers& task_hosts&
+            task_seconds& task_episodes;
   }
 };
 
@@ -78,7 +85,8 @@ struct BatchResult {
 void es_setup(Settings settings);
 void es_set_generation(Generation generation);
 BatchResult es_evaluate(EpisodeBatch batch);
-// Two batches' results as one, in order: returns and lengths of `a` then `b`, observation sums
+// Two batches' results as one, in order: returns, lengths and the per-task fields of `a` then
+// `b`, observation sums
 // added. What Pool::map_reduce folds a generation's batches with, on each node, so that the
 // master gets one set of observation sums per node instead of one per task.
 BatchResult es_merge_results(BatchResult a, const BatchResult& b);

@@ -85,6 +85,9 @@ Options parse_options(int argc, char** argv) {
       ->check(rl::in_range(0, 10'000'000))
       ->capture_default_str();
   rl::add_run_files(app, o.files, "generation");
+  rl::add_rollout_log(app, o.rollout_log,
+                      "rollout log OUTPUT with .rollouts.h5: 'full' (one row per rollout), "
+                      "'summary' (one row per task), or 'off'");
   app.add_flag("--overwrite", o.overwrite,
                "a new run replaces the file at --output, whatever it holds (otherwise refused)");
   rl::add_task_timeout(app, o.task_timeout, "a task (its perturbations' or evaluation's episodes)");

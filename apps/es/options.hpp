@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run/command_line.hpp"
+#include "run/rollout_log_start.hpp"
 
 namespace fiber::es {
 
@@ -33,8 +34,9 @@ struct Options {
   int step_sleep_us = 0;   // simulated cost per environment step, slept (scaling benchmarks)
   bool overwrite = false;  // a new run may replace any file at --output
   rl::RunFiles files{"es-run.h5"};
-  double task_timeout = rl::kDefaultTaskTimeoutSeconds;  // seconds a task may run; 0: no limit
-  double time_limit = 0;                                 // seconds for this invocation; 0: none
+  rl::RolloutLevel rollout_log = rl::RolloutLevel::full;  // OUTPUT with .rollouts.h5
+  double task_timeout = rl::kDefaultTaskTimeoutSeconds;   // seconds a task may run; 0: no limit
+  double time_limit = 0;                                  // seconds for this invocation; 0: none
   std::string config_text;  // the effective configuration, for the run log
 };
 

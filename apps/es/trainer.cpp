@@ -17,6 +17,7 @@
 #include "policy/mlp.hpp"
 #include "policy/normalizer.hpp"
 #include "policy/ranks.hpp"
+#include "rollout_rows.hpp"
 #include "run/checkpoint_parts.hpp"
 #include "run/eigen_conversions.hpp"
 #include "run/exit_status.hpp"
@@ -100,6 +101,12 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool (and its noise table).
   session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
+  const auto rollout_log_columns = rollout_columns(o.rollout_log);
+  std::optional<rl::ClaimedRolloutLog> claimed_rollouts;
+  if (o.rollout_log != rl::RolloutLevel::off) {
+    claimed_rollouts.emplace(
+        rl::claim_rollout_log(o.files, o.overwrite, session.resuming(), rollout_log_columns));
+  }
   Settings settings{.environment = o.environment,
                     .layers = layers,
                     .sigma = o.sigma,
@@ -118,6 +125,11 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
       {{"config", o.config_text},
        {"environment", o.environment},
        {"algorithm", "OpenAI-ES (antithetic, centered ranks, Adam, weight decay)"}});
+  std::optional<rl::RolloutLog> rollouts;
+  if (claimed_rollouts) {
+    rollouts.emplace(rl::begin_rollout_log("fiber-es", *claimed_rollouts, rollout_log_columns,
+                                           "generation", session.resuming(), state.generation));
+  }
   std::printf("fiber-es: %s, %lld parameters, population %d, %d workers on %s, log %s\n",
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
               pool.size(), session.hosts().c_str(), o.files.output.c_str());
@@ -225,7 +237,12 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
     const auto retried_so_far = pool.stats().tasks_retried;
     const auto retried = retried_so_far - retried_before;  // in this generation
     retried_before = retried_so_far;
-    // A failure to append leaves the last checkpoint, behind the log's rows.
+    // A failure to append leaves the last checkpoint, behind the log's rows. The rollouts come
+    // first: a generation in the summary log is in the rollout log too.
+    if (rollouts) {
+      rollouts->append_step(rollout_rows(o.rollout_log, g, batches, o.episodes_per_perturbation,
+                                         result, evaluation_results, *rollouts));
+    }
     log.append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
                 state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
                 generation_seconds - pool_seconds});

@@ -97,6 +97,10 @@ Options parse_options(int argc, char** argv) {
   rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
                  "park the workers (pool size 0) while the master updates the networks");
   rl::add_run_files(app, o.files, "iteration");
+  rl::add_rollout_log(app, o.rollout_log,
+                      "rollout logs: 'full' (OUTPUT with .rollouts.h5, one row per finished "
+                      "episode, and with .tasks.h5, one row per segment), 'summary' (.tasks.h5 "
+                      "only), or 'off'");
   app.add_flag("--overwrite", o.overwrite,
                "a new run replaces the file at --output, whatever it holds (otherwise refused)");
   rl::add_task_timeout(app, o.task_timeout, "a task (one slot's segment or evaluation episodes)");

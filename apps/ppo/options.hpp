@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "run/command_line.hpp"
+#include "run/rollout_log_start.hpp"
 
 namespace fiber::ppo {
 
@@ -39,7 +40,8 @@ struct Options {
   bool park_during_update = false;  // shrink the pool to 0 while the master updates
   bool overwrite = false;           // a new run may replace any file at --output
   rl::RunFiles files{"ppo-run.h5"};
-  double task_timeout = rl::kDefaultTaskTimeoutSeconds;  // seconds a task may run; 0: no limit
+  rl::RolloutLevel rollout_log = rl::RolloutLevel::full;  // OUTPUT.rollouts.h5, OUTPUT.tasks.h5
+  double task_timeout = rl::kDefaultTaskTimeoutSeconds;   // seconds a task may run; 0: no limit
   std::int64_t stop_after = 0;  // stop (with a checkpoint) once this many iterations are done
   std::string config_text;      // the effective configuration, for the run log
 

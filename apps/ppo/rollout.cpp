@@ -3,6 +3,7 @@
 #include <fiber/fiber.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -93,6 +94,7 @@ void ppo_set_policy(PolicySnapshot snapshot) {
 }
 
 Segment ppo_collect(SegmentTask task) {
+  const auto started = std::chrono::steady_clock::now();
   auto& s = ready_state();
   if (task.iteration != s.iteration) {
     throw std::logic_error("fiber-ppo: a segment of iteration " + std::to_string(task.iteration) +
@@ -150,6 +152,8 @@ Segment ppo_collect(SegmentTask task) {
       if (truncated) out.truncation_values[k] = s.model.value_of(normalized(s, step.observation));
       out.finished_returns.push_back(slot.episode_return);
       out.finished_lengths.push_back(slot.episode_steps);
+      out.finished_episodes.push_back(slot.episode);
+      out.finished_terminated.push_back(step.terminated ? 1 : 0);
       ++slot.episode;
       slot.episode_steps = 0;
       slot.episode_return = 0;
@@ -162,6 +166,10 @@ Segment ppo_collect(SegmentTask task) {
   slot.physics = capture_state(env);
   out.raw_observation_sum.assign(sum.data(), sum.data() + sum.size());
   out.raw_observation_sumsq.assign(sumsq.data(), sumsq.data() + sumsq.size());
+  const fiber::WorkerInfo& worker = fiber::this_worker();
+  out.worker = worker.id;
+  out.host = worker.host;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 

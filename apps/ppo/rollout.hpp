@@ -88,12 +88,18 @@ struct Segment {
   std::vector<double> raw_observation_sum, raw_observation_sumsq;  // for the normalizer
   std::vector<double> finished_returns;  // episodes that ended in this segment
   std::vector<std::int64_t> finished_lengths;
+  std::vector<std::int64_t> finished_episodes;     // their index in the slot
+  std::vector<unsigned char> finished_terminated;  // 1: terminated, 0: truncated (time limit)
+  int worker = -1;  // where the segment ran, and its wall seconds there
+  std::string host;
+  double seconds = 0;
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
     archive& iteration& next& observations& actions& log_probs& values& rewards& terminated&
         truncated& truncation_values& last_value& raw_observation_sum& raw_observation_sumsq&
-            finished_returns& finished_lengths;
+            finished_returns& finished_lengths& finished_episodes& finished_terminated& worker&
+                host& seconds;
   }
 };
 

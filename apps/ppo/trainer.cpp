@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "actor_critic.hpp"
@@ -19,6 +20,7 @@
 #include "policy/normalizer.hpp"
 #include "return_scaler.hpp"
 #include "rollout.hpp"
+#include "rollout_rows.hpp"
 #include "run/checkpoint_parts.hpp"
 #include "run/eigen_conversions.hpp"
 #include "run/stop_request.hpp"
@@ -145,6 +147,12 @@ struct IterationReport {
   double rollout_seconds = 0;
   double update_seconds = 0;
   int workers = 0;
+  std::vector<rl::RunLog::Row> episode_rows, task_rows;  // for the rollout logs
+};
+
+// The rollout logs a run writes (--rollout-log): none, the tasks', or both.
+struct RolloutLogs {
+  std::optional<rl::RolloutLog> episodes, tasks;
 };
 
 // Folds the segments (in slot order, so the result does not depend on the workers) into the
@@ -235,7 +243,7 @@ PolicySnapshot snapshot_of(const TrainerState& s) {
 // One iteration: rollouts on the pool (segments and, when due, evaluation episodes of the same
 // policy), then the update on the master.
 IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, const Options& o,
-                              const UpdateSettings& update_settings) {
+                              const UpdateSettings& update_settings, RolloutLogs& rollouts) {
   IterationReport report;
   const auto started = Clock::now();
   if (o.park_during_update) pool.resize(o.workers);
@@ -250,6 +258,9 @@ IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, const Options&
   if (evaluate) eval_returns = evaluation_returns(pool, o, s.iteration);
   const std::vector<Segment> segments = segments_pending.get();
   report.rollout_seconds = seconds_since(started);
+  if (rollouts.episodes)
+    report.episode_rows = episode_rows(s.iteration, segments, *rollouts.episodes);
+  if (rollouts.tasks) report.task_rows = task_rows(s.iteration, segments, *rollouts.tasks);
 
   const auto update_started = Clock::now();
   if (o.park_during_update) pool.resize(0);
@@ -293,6 +304,15 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool.
   session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
+  std::optional<rl::ClaimedRolloutLog> claimed_episodes, claimed_tasks;
+  if (o.rollout_log == rl::RolloutLevel::full) {
+    claimed_episodes.emplace(
+        rl::claim_rollout_log(o.files, o.overwrite, session.resuming(), episode_columns()));
+  }
+  if (o.rollout_log != rl::RolloutLevel::off) {
+    claimed_tasks.emplace(rl::claim_rollout_log(o.files, o.overwrite, session.resuming(),
+                                                task_columns(), rl::kTasksSuffix));
+  }
   Options run = o;
   if (run.workers == 0) run.workers = o.environments;
   Settings settings{o.environment, o.hidden, o.seed};
@@ -305,6 +325,16 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
                                          {"algorithm",
                                           "PPO (clipped surrogate, GAE, value loss, entropy bonus, "
                                           "Adam, gradient norm clipping)"}});
+  RolloutLogs rollouts;
+  if (claimed_episodes) {
+    rollouts.episodes.emplace(rl::begin_rollout_log("fiber-ppo", *claimed_episodes,
+                                                    episode_columns(), "iteration",
+                                                    session.resuming(), state.iteration));
+  }
+  if (claimed_tasks) {
+    rollouts.tasks.emplace(rl::begin_rollout_log("fiber-ppo", *claimed_tasks, task_columns(),
+                                                 "iteration", session.resuming(), state.iteration));
+  }
   std::printf(
       "fiber-ppo: %s, %lld parameters, %d environments x %d steps, %lld iterations, "
       "%d workers on %s, log %s\n",
@@ -324,10 +354,13 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
       return session.stop(state.iteration, [&] { save(state, identity, o.files.checkpoint); });
     }
     const std::int64_t i = state.iteration;
-    const IterationReport r = run_iteration(state, pool, run, update_settings);
+    const IterationReport r = run_iteration(state, pool, run, update_settings, rollouts);
     const EpisodeSummary episodes = summarize(r);
     const auto& loss = r.update.loss;
-    // A failure to append leaves the last checkpoint, behind the log's rows.
+    // A failure to append leaves the last checkpoint, behind the log's rows. The rollouts come
+    // first: an iteration in the summary log is in the rollout logs too.
+    if (rollouts.episodes) rollouts.episodes->append_step(r.episode_rows);
+    if (rollouts.tasks) rollouts.tasks->append_step(r.task_rows);
     log.append({i, state.timesteps, state.episodes, episodes.mean, episodes.min, episodes.max,
                 episodes.length, r.eval_return, loss.policy, loss.value, loss.entropy,
                 loss.approx_kl, loss.clip_fraction, r.update.explained_variance, r.learning_rate,

@@ -11,6 +11,7 @@
 #            and resume lines, and the log every generation exactly once.
 # requeue-hard: the same with `scontrol requeue` (Slurm ends every process of the job): the
 #            run resumes from its last checkpoint, and the log has every generation once.
+# fiber-es's jobs also check their rollout log (log.rollouts.h5): every generation's rollouts once.
 # stop:      stops the cluster (the fixture's cleanup, also after failures) and checks that no
 #            process it started is left.
 set -euo pipefail
@@ -66,7 +67,12 @@ with h5py.File(path, "r") as f:
     assert generations == list(range(n)), generations
     assert f["meta/environment"][()].decode() == "CartPole-v1"
     assert all(t > 0 for t in f["log/timesteps"][:rows])
-print(f"{path}: generations 0..{n - 1}, once each")
+# The rollout log beside it: every generation's rollouts once (as many rows each).
+import numpy as np
+with h5py.File(path.replace("log.h5", "log.rollouts.h5"), "r") as f:
+    counts = np.bincount(f["log/generation"][:int(f["log"].attrs["rows"])], minlength=n)
+    assert len(counts) == n and (counts == counts[0]).all() and counts[0] > 0, counts
+print(f"{path}: generations 0..{n - 1}, once each; {counts[0]} rollouts each")
 PY
 }
 

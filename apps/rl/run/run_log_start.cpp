@@ -21,8 +21,8 @@ std::string now_text() {
   return text;
 }
 
-// True if `a` and `b` are one file: the same inode if both exist (hard links, symbolic links),
-// otherwise the same path once made absolute and normalized ("./x.h5", "dir/../x.h5").
+}  // namespace
+
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code error;
   if (fs::equivalent(a, b, error)) return true;
@@ -31,8 +31,6 @@ bool same_file(const fs::path& a, const fs::path& b) {
   const fs::path canonical_b = fs::weakly_canonical(fs::absolute(b), error_b);
   return !error_a && !error_b && canonical_a == canonical_b;
 }
-
-}  // namespace
 
 RunFileLocks claim_run_files(const std::string& output, const std::string& checkpoint) {
   if (same_file(output, checkpoint)) {

@@ -6,6 +6,7 @@
 #include <fiber/pool.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,10 @@ struct RunFileLocks {
   FileLock output;
   FileLock checkpoint;
 };
+
+// True if `a` and `b` are one file: the same inode if both exist (hard links, symbolic links),
+// otherwise the same path once made absolute and normalized ("./x.h5", "dir/../x.h5").
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 // Claims a run's files before anything is written: refuses --output and --checkpoint naming one
 // file (also through other spellings of its path), and files another run holds; then locks both

@@ -108,31 +108,48 @@ struct RunLog::Impl {
     flush();
   }
 
-  void write_row(const Row& row) {
+  void check_types(const Row& row) const {
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (columns[i].type == Type::int64 && !row[i].is_integer()) {
         throw std::invalid_argument(prefix(path) + "column '" + columns[i].name +
                                     "' is int64, but the row has a floating-point value for it");
       }
     }
+  }
+
+  // Writes `block` after the complete rows, then counts them: all of them or, after a crash,
+  // none (the rows' data is flushed before the count that makes it part of the log).
+  void write_rows(const std::vector<Row>& block) {
+    for (const Row& row : block) check_types(row);
+    if (block.empty()) return;
+    std::vector<std::int64_t> integers(block.size());
+    std::vector<double> reals(block.size());
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      std::int64_t integer = row[i].as_int64();
-      double real = row[i].as_double();
-      const void* value = columns[i].type == Type::int64 ? static_cast<const void*>(&integer)
-                                                         : static_cast<const void*>(&real);
+      const bool integer = columns[i].type == Type::int64;
+      for (std::size_t r = 0; r < block.size(); ++r) {
+        if (integer) {
+          integers[r] = block[r][i].as_int64();
+        } else {
+          reals[r] = block[r][i].as_double();
+        }
+      }
+      const void* values = integer ? static_cast<const void*>(integers.data())
+                                   : static_cast<const void*>(reals.data());
       try {
-        datasets[i].set_length(rows + 1);
-        datasets[i].write(memory_type(columns[i].type), value, rows, 1);
+        datasets[i].set_length(rows + block.size());
+        datasets[i].write(memory_type(columns[i].type), values, rows, block.size());
       } catch (const hdf5::Error& error) {
         undo_extension(i);
         fail("cannot append row " + std::to_string(rows) + " (column '" + columns[i].name +
              "'): " + error.description());
       }
     }
-    flush();                // the row's data first,
-    commit_rows(rows + 1);  // then the count that makes it part of the log
-    ++rows;
+    flush();
+    commit_rows(rows + block.size());
+    rows += block.size();
   }
+
+  void write_row(const Row& row) { write_rows({row}); }
 
   // Best effort after a failed append: columns 0..last back to the complete rows.
   void undo_extension(std::size_t last) noexcept {
@@ -478,6 +495,19 @@ void RunLog::append(const NamedRow& row) {
     ordered.push_back(it->second);
   }
   self.write_row(ordered);
+}
+
+void RunLog::append_rows(const std::vector<Row>& rows) {
+  Impl& self = impl();
+  self.require_writable("append");
+  for (const Row& row : rows) {
+    if (row.size() != self.columns.size()) {
+      throw std::invalid_argument(
+          prefix(self.path) + "a row needs " + std::to_string(self.columns.size()) + " values (" +
+          column_list(self.columns) + "), got " + std::to_string(row.size()));
+    }
+  }
+  self.write_rows(rows);
 }
 
 void RunLog::truncate(std::size_t rows) {

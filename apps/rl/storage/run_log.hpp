@@ -117,6 +117,9 @@ class RunLog {
   void append(std::initializer_list<Value> row);  // log.append({g, steps, mean})
   void append(const Row& row);
   void append(const NamedRow& row);  // log.append({{"generation", g}, {"return_mean", m}})
+  // Appends many rows at once, counted together (one flush, then one count): a reader or a crash
+  // sees all of them or none. Checked as append() checks a row; nothing is written on an error.
+  void append_rows(const std::vector<Row>& rows);
 
   // Keeps the first `rows` rows (std::invalid_argument if that is more than rows()).
   void truncate(std::size_t rows);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The rollout log's cost against a generation's time, at 2,048 rollouts per generation:
+#   benchmarks/rollout_log/rollout_log_cost.sh BUILD_DIR [WORKERS] [GENERATIONS]
+# Runs fiber-es on Humanoid-v5 (apps/es/configs/humanoid_v5.toml, population 2048, no evaluation
+# episodes) for the generation time, then rollout_log_cost for the log's time per generation
+# (rows built and appended, as the trainer does), and prints both and their ratio.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+workers=${2:-2}
+generations=${3:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" \
+  --config "$here/../../apps/es/configs/humanoid_v5.toml" --population 2048 --eval-episodes 0 \
+  --workers "$workers" --generations "$generations" --output es.h5 >/dev/null
+log_line=$("$build/benchmarks/rollout_log/rollout_log_cost" --generations 200 --output cost.rollouts.h5)
+echo "$log_line"
+/usr/bin/python3 - "$log_line" "$workers" <<'PY'
+import re, sys, h5py, numpy as np
+line, workers = sys.argv[1], sys.argv[2]
+build_ms, append_ms = map(float, re.search(r"([\d.]+) ms per generation to build the rows, ([\d.]+) ms", line).groups())
+with h5py.File("es.h5") as f:
+    n = f["log"].attrs["rows"]
+    seconds = np.diff(np.concatenate([[0.0], f["log/seconds"][:n]]))
+    steps = np.diff(np.concatenate([[0], f["log/timesteps"][:n]]))
+with h5py.File("es.rollouts.h5") as f:
+    rows = f["log"].attrs["rows"]
+generation_ms = 1e3 * float(np.median(seconds))
+share = 100 * (build_ms + append_ms) / generation_ms
+print(f"fiber-es Humanoid-v5, 2048 rollouts per generation on {workers} workers: "
+      f"{generation_ms:.0f} ms per generation (median of {n}; {steps.mean() / 2048:.0f} steps per "
+      f"episode; {rows} rollout rows); the rollout log: {build_ms + append_ms:.2f} ms = {share:.3f} %")
+PY
