@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -112,6 +113,17 @@ TEST(MapReduce, AFailingTaskFailsTheCallNamingIt) {
     EXPECT_EQ(error.message(), "seven is out of range");
   }
   EXPECT_EQ(pool.map_reduce(fail_at_seven, range(7), plus), 21);  // the pool goes on
+}
+
+TEST(MapReduce, OneThatOutlivesItsPoolFailsWithPoolClosed) {
+  std::optional<fiber::Reduction<double>> pending;
+  {
+    fiber::Pool pool(2);
+    pending.emplace(pool.map_reduce_async(spread_value, range(1000), add_doubles, 10));
+  }
+  EXPECT_THROW(pending->get(), fiber::PoolClosed);
+  fiber::Pool pool(2);  // the runtime goes on
+  EXPECT_EQ(pool.map_reduce(spread_value, range(1000), add_doubles, 10), tree_sum({1000}, {10}));
 }
 
 TEST(MapReduce, NoItemsIsRefused) {

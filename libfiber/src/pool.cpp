@@ -92,6 +92,9 @@ Pool::Pool(PoolOptions options)
 
 Pool::~Pool() {
   stop_feeds("fiber: the pool was destroyed before this imap's input was read");
+  for (auto& weak : reductions_) {
+    if (auto call = weak.lock()) call->orphan();
+  }
   // A pool that outlives the runtime has nothing left to release: its workers are gone.
   if (!detail::runtime_live()) return;
   if (state_ == State::running || state_ == State::closed) {

@@ -247,7 +247,8 @@ class FIBER_EXPORT Pool {
   // concatenation), and then the value is that of the sequential fold, up to rounding. For the
   // same hosts with the same numbers of workers the value has the same bits, whoever runs what
   // and whatever is lost and run again (docs/design.md, "Reductions combined on each node").
-  // `chunksize` 0: two chunks per worker. The pool must outlive the reduction's value.
+  // `chunksize` 0: two chunks per worker; a task timeout applies to a chunk. A reduction not done
+  // when its pool is destroyed fails with fiber::PoolClosed.
   template <class F, class Range, class Op>
   auto map_reduce(const F& f, const Range& items, const Op& op, std::size_t chunksize = 0) {
     return map_reduce_async(f, items, op, chunksize).get();
@@ -262,9 +263,12 @@ class FIBER_EXPORT Pool {
                       std::is_same_v<detail::ParametersOf<Op>, std::tuple<R, R>>,
                   "map_reduce's operation must be a task R op(R, R) of the task's result R");
     auto [arguments, offsets] = encode_each(f, items);
-    return Reduction<R>(std::make_shared<detail::ReductionCall>(
-        *this, detail::task_name(f), detail::task_name(op), std::move(arguments),
-        std::move(offsets), chunksize));
+    auto call = std::make_shared<detail::ReductionCall>(*this, detail::task_name(f),
+                                                        detail::task_name(op), std::move(arguments),
+                                                        std::move(offsets), chunksize);
+    std::erase_if(reductions_, [](const auto& weak) { return weak.expired(); });
+    reductions_.push_back(call);
+    return Reduction<R>(std::move(call));
   }
 
   // No more calls; work already submitted goes on. Calls after close() throw fiber::PoolClosed.
@@ -377,6 +381,8 @@ class FIBER_EXPORT Pool {
   std::deque<std::weak_ptr<detail::Job>> submitted_;       // for join(); finished ones pruned
   std::shared_ptr<detail::ResultHandler> result_handler_;  // made by the first callback
   std::vector<std::weak_ptr<detail::InputFeed>> feeds_;    // imap inputs; expired ones pruned
+  // map_reduce calls, told when the pool is destroyed; expired ones pruned.
+  std::vector<std::weak_ptr<detail::ReductionCall>> reductions_;
 };
 
 }  // namespace fiber

@@ -36,6 +36,8 @@ class FIBER_EXPORT ReductionCall {
   bool wait(std::optional<Clock::time_point> deadline);
   // The value's bytes; throws the call's error. Only once wait() returned true.
   std::span<const char> value() const;
+  // The pool is being destroyed: a call not done fails with fiber::PoolClosed.
+  void orphan();
 
  private:
   struct Progress;

@@ -49,7 +49,7 @@ struct ReductionCall::Progress {
     std::optional<Bytes> value;
   };
 
-  Pool& pool;
+  Pool* pool;  // null once the pool is destroyed
   std::string task, operation, reduction;
   Bytes items;
   std::vector<std::uint64_t> offsets;
@@ -59,6 +59,11 @@ struct ReductionCall::Progress {
   // What reached the master: values folded by a node, partial results of chunks (the log says).
   std::size_t node_values = 0;
   std::size_t returned_chunks = 0;
+
+  void submit(const std::shared_ptr<Job>& job) {
+    if (!pool) throw PoolClosed("fiber: the pool was destroyed before this reduction was done");
+    pool->submit(job);
+  }
 
   // Submits the node's chunks: stored on its host, or (on_master) returned from any worker.
   void submit_chunks(Node& node) {
@@ -85,7 +90,7 @@ struct ReductionCall::Progress {
         std::make_shared<Job>(chunk_task(), std::move(arguments), std::move(chunk_offsets), 1);
     if (!node.on_master) node.chunks->state().run_on_host(node.block.host);
     node.combine.reset();
-    pool.submit(node.chunks);
+    submit(node.chunks);
   }
 
   // The chunks are done: their partial results folded by the master, or by a worker of the node.
@@ -113,7 +118,7 @@ struct ReductionCall::Progress {
     std::vector<std::uint64_t> one{0, arguments.size()};
     node.combine = std::make_shared<Job>(node_task(), std::move(arguments), std::move(one), 1);
     node.combine->state().run_on_host(node.block.host);
-    pool.submit(node.combine);
+    submit(node.combine);
   }
 
   void combined(Node& node) {
@@ -163,7 +168,7 @@ ReductionCall::ReductionCall(Pool& pool, std::string task, std::string operation
         "the master folds the nodes' values with it",
         operation));
   }
-  progress_ = std::unique_ptr<Progress>(new Progress{pool,
+  progress_ = std::unique_ptr<Progress>(new Progress{&pool,
                                                      std::move(task),
                                                      std::move(operation),
                                                      next_reduction_name(),
@@ -212,6 +217,15 @@ bool ReductionCall::wait(std::optional<Clock::time_point> deadline) {
     }
   }
   return true;
+}
+
+void ReductionCall::orphan() {
+  auto& p = *progress_;
+  p.pool = nullptr;
+  if (!p.value && !p.error) {
+    p.error = std::make_exception_ptr(
+        PoolClosed("fiber: the pool was destroyed before this reduction was done"));
+  }
 }
 
 std::span<const char> ReductionCall::value() const {
