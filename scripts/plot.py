@@ -173,6 +173,20 @@ ROLLOUT_TASKS = ("task", "slot")
 PERCENTILE_BANDS = ((5, 95), (25, 75))
 
 
+def save(fig, output, what):
+    """Writes the figure as PNG and says what it drew; the figure is closed either way."""
+    import matplotlib.pyplot as plt  # (the callers chose the Agg backend)
+
+    fig.tight_layout()
+    try:
+        fig.savefig(output, format="png")
+    except OSError as error:
+        raise Failure(f"cannot write {output} ({error.strerror or first_line(error)})") from error
+    finally:
+        plt.close(fig)
+    print(f"{PROG}: wrote {output} ({what})")
+
+
 def is_rollout_log(columns):
     return "worker" in columns
 
@@ -245,14 +259,7 @@ def plot_rollouts(args, columns, meta, rows, output):
                                               if axes[0].get_title() else ""))
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    try:
-        fig.savefig(output, format="png")
-    except OSError as error:
-        raise Failure(f"cannot write {output} ({error.strerror or first_line(error)})") from error
-    finally:
-        plt.close(fig)
-    print(f"{PROG}: wrote {output} ({rows} rollout rows, {', '.join(drawn)})")
+    save(fig, output, f"{rows} rollout rows, {', '.join(drawn)}")
 
 
 def plot(args):
@@ -291,14 +298,7 @@ def plot(args):
     ax.set_title(title_of(args, meta))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
-    fig.tight_layout()
-    try:
-        fig.savefig(output, format="png")
-    except OSError as error:
-        raise Failure(f"cannot write {output} ({error.strerror or first_line(error)})") from error
-    finally:
-        plt.close(fig)
-    print(f"{PROG}: wrote {output} ({rows} rows, x = {x_name}, y = {', '.join(ys)})")
+    save(fig, output, f"{rows} rows, x = {x_name}, y = {', '.join(ys)}")
 
 
 def main(argv=None):
