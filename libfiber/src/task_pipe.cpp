@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "posix/write_all.hpp"
+
 namespace fiber::detail::task_pipe {
 namespace {
 
@@ -15,16 +17,6 @@ namespace {
 constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
 // A frame up to this size goes in one write (size and body together).
 constexpr std::size_t kOneWriteBytes = 4096;
-
-bool write_all(int fd, std::span<const char> bytes) {
-  while (!bytes.empty()) {
-    ssize_t put = ::write(fd, bytes.data(), bytes.size());
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) return false;
-    bytes = bytes.subspan(static_cast<std::size_t>(put));
-  }
-  return true;
-}
 
 // Drops the bytes already taken, then reads once onto the end of `input`: the bytes read, 0 at
 // end of file, -1 on an error (errno says which). Through a buffer on the stack: growing
@@ -54,9 +46,10 @@ bool write_chunk(int fd, std::span<const char> body) {
     char frame[kOneWriteBytes];
     std::memcpy(frame, &size, sizeof size);
     std::memcpy(frame + sizeof size, body.data(), size);
-    return write_all(fd, {frame, kFrameOverhead + size});
+    return posix::write_all(fd, {frame, kFrameOverhead + size});
   }
-  return write_all(fd, {reinterpret_cast<const char*>(&size), sizeof size}) && write_all(fd, body);
+  return posix::write_all(fd, {reinterpret_cast<const char*>(&size), sizeof size}) &&
+         posix::write_all(fd, body);
 }
 
 std::optional<std::span<const char>> ChunkReader::next() {
@@ -86,7 +79,7 @@ void append_run_time(Bytes& answer, std::chrono::nanoseconds ran) {
   append_raw(answer, static_cast<std::int64_t>(ran.count()));
 }
 
-bool write_answer(int fd, std::span<const char> answer) { return write_all(fd, answer); }
+bool write_answer(int fd, std::span<const char> answer) { return posix::write_all(fd, answer); }
 
 bool AnswerReader::read_from(int fd) {
   for (;;) {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "posix/unique_fd.hpp"
+#include "posix/write_all.hpp"
 #include "run_identity.hpp"
 #include "worker.hpp"
 
@@ -41,17 +42,11 @@ void write(const std::string& reduction, std::uint32_t chunk, std::span<const ch
   {
     posix::UniqueFd file(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (file.get() < 0) fail("cannot create", temporary);
-    std::size_t written = 0;
-    while (written < value.size()) {
-      ssize_t n = ::write(file.get(), value.data() + written, value.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int error = errno;
-        ::unlink(temporary.c_str());
-        errno = error;
-        fail("cannot write (is /dev/shm full?)", temporary);
-      }
-      written += static_cast<std::size_t>(n);
+    if (!posix::write_all(file.get(), value)) {
+      int error = errno;
+      ::unlink(temporary.c_str());
+      errno = error;
+      fail("cannot write (is /dev/shm full?)", temporary);
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("cannot rename to", path);
