@@ -51,7 +51,10 @@ double spread_value_or_drop_partials(int i, int drop_at, const std::string& mark
       close(file);
       std::error_code error;
       for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
-        if (entry.path().filename().string().starts_with("fiber-partial.")) {
+        // Only what chunks stored: a file another worker is still writing (under its temporary
+        // name, partial_store.cpp) is not yet in the store.
+        std::string name = entry.path().filename().string();
+        if (name.starts_with("fiber-partial.") && !name.ends_with(".writing")) {
           std::filesystem::remove(entry.path(), error);
         }
       }

@@ -20,8 +20,8 @@ std::vector<int> concatenate(std::vector<int> a, const std::vector<int>& b);
 double spread_value_or_kill_worker(int i, int kill_at, const std::string& marker);
 
 // spread_value(i), but the first call with i == drop_at removes the partial results stored on
-// this node so far (/dev/shm/fiber-partial.*), once per `marker` file: a node's store that lost
-// what its chunks left there.
+// this node so far (/dev/shm/fiber-partial.*, not those still being written), once per `marker`
+// file: a node's store that lost what its chunks left there.
 double spread_value_or_drop_partials(int i, int drop_at, const std::string& marker);
 
 // sum of spread_value(i), i < items, in blocks of `block_sizes` items (one per host, in order),
