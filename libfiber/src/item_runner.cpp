@@ -25,6 +25,12 @@ void append_error(Bytes& out, std::string_view type, std::string_view message) {
 
 }  // namespace
 
+std::string unknown_task_message(std::string_view name) {
+  std::string task(name);
+  return "no task named '" + task + "' is registered in this worker; register it with FIBER_TASK(" +
+         task + ") at namespace scope, before fiber::Runtime starts";
+}
+
 std::string current_exception_type() {
   const std::type_info* type = abi::__cxa_current_exception_type();
   return type ? demangle(type->name()) : "unknown exception";
@@ -54,11 +60,7 @@ void ItemRunner::run(const RunBody& run, std::uint32_t index, Bytes& out) {
   const Invoker* invoker = lookup(run.task());
   if (!invoker) {
     status.ok = 0;
-    std::string name(run.task());
-    append_error(out, "fiber::UnknownTask",
-                 "no task named '" + name +
-                     "' is registered in this worker; register it with FIBER_TASK(" + name +
-                     ") at namespace scope, before fiber::Runtime starts");
+    append_error(out, "fiber::UnknownTask", unknown_task_message(run.task()));
   } else {
     try {
       (*invoker)(run.item(index), out);

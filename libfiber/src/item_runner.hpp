@@ -42,6 +42,9 @@ class ItemRunner {
   const Invoker* cached_ = nullptr;
 };
 
+// What a worker says of a task name it has no task for.
+std::string unknown_task_message(std::string_view name);
+
 // The type name of the exception being handled, whatever its type (e.g. "int" for `throw 42`).
 std::string current_exception_type();
 

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <exception>
-#include <map>
 #include <stdexcept>
 
 #include "fiber/errors.hpp"
@@ -108,9 +107,9 @@ struct ReductionCall::Progress {
       returned_chunks += parts[k].stored ? 0 : 1;
     }
     if (!any_stored) {
-      std::vector<Bytes> values;
-      for (auto& part : parts) values.push_back(std::move(part.value));
-      node.value = fold(std::move(values));
+      Fold fold(operation);
+      for (auto& part : parts) fold.add(std::move(part.value));
+      node.value = fold.take();
       return;
     }
     Bytes arguments;
@@ -133,13 +132,6 @@ struct ReductionCall::Progress {
       node.on_master = true;  // its store lost a partial result: run its chunks again, returned
       submit_chunks(node);
     }
-  }
-
-  // Values folded in order, as a node folds its chunks.
-  Bytes fold(std::vector<Bytes> values) const {
-    Bytes folded = std::move(values.front());
-    for (std::size_t k = 1; k < values.size(); ++k) combine_into(operation, folded, values[k]);
-    return folded;
   }
 
   // Takes what the node's current job finished; the job to wait for, if it is not done.
@@ -177,10 +169,8 @@ ReductionCall::ReductionCall(Pool& pool, std::string task, std::string operation
                                                      {},
                                                      std::nullopt,
                                                      nullptr});
-  std::map<std::string, int> layout;
-  for (const auto& worker : pool.workers()) ++layout[worker.host];
-  std::vector<HostWorkers> hosts;
-  for (const auto& [host, workers] : layout) hosts.push_back({host, workers});
+  std::vector<HostWorkers> hosts;  // one entry per worker: the plan counts them per host
+  for (const auto& worker : pool.workers()) hosts.push_back({worker.host, 1});
   for (auto& block : plan_reduction(progress_->offsets.size() - 1, hosts, chunksize)) {
     progress_->nodes.push_back({std::move(block), nullptr, nullptr, false, std::nullopt});
   }
@@ -203,9 +193,9 @@ bool ReductionCall::wait(std::optional<Clock::time_point> deadline) {
         if (!pending->wait_all(deadline)) return false;
         continue;
       }
-      std::vector<Bytes> values;
-      for (auto& node : p.nodes) values.push_back(std::move(*node.value));
-      p.value = p.fold(std::move(values));
+      Fold fold(p.operation);
+      for (auto& node : p.nodes) fold.add(std::move(*node.value));
+      p.value = fold.take();
       std::size_t chunks = 0;
       for (const auto& node : p.nodes) chunks += node.block.chunk_ends.size();
       log::debug(

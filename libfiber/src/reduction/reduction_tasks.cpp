@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "fiber/task.hpp"
+#include "item_runner.hpp"
 #include "reduction/partial_store.hpp"
 #include "worker.hpp"
 
@@ -15,43 +16,45 @@ class PartialMissing : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void combine_into(const std::string& operation, Bytes& left, std::span<const char> right) {
-  Combiner combiner = find_combiner(operation);
-  if (!combiner) {
+Fold::Fold(std::string operation)
+    : operation_(std::move(operation)), combiner_(find_combiner(operation_)) {}
+
+void Fold::add(Bytes value) {
+  if (!started_) {
+    folded_ = std::move(value);
+    started_ = true;
+    return;
+  }
+  if (!combiner_) {
     throw std::invalid_argument(fmt::format(
-        "fiber: '{}' is not a registered task of the form R op(R, R) in this process", operation));
+        "fiber: '{}' is not a registered task of the form R op(R, R) in this process", operation_));
   }
   Bytes combined;
-  combiner(left, right, combined);
-  left = std::move(combined);
+  combiner_(folded_, value, combined);
+  folded_ = std::move(combined);
 }
 
 ChunkPartial reduce_chunk(ReduceChunk chunk) {
   const Invoker* invoker = find_invoker(chunk.task);
   if (!invoker) {
-    throw std::invalid_argument(fmt::format(
-        "no task named '{}' is registered in this worker; register it with FIBER_TASK({})",
-        chunk.task, chunk.task));
+    throw std::invalid_argument(unknown_task_message(chunk.task));
   }
-  Bytes folded, value;
+  Fold fold(chunk.operation);
   for (std::size_t i = 0; i + 1 < chunk.offsets.size(); ++i) {
     std::span<const char> item(chunk.items.data() + chunk.offsets[i],
                                chunk.offsets[i + 1] - chunk.offsets[i]);
-    value.clear();
+    Bytes value;
     (*invoker)(item, value);  // what the task throws fails the reduction, as in a map
-    if (i == 0) {
-      folded = value;
-    } else {
-      combine_into(chunk.operation, folded, value);
-    }
+    fold.add(std::move(value));
   }
+  Bytes folded = fold.take();
   if (chunk.store_on != this_process().host) return {false, std::move(folded)};
   partial_store::write(chunk.reduction, chunk.chunk, folded);
   return {true, {}};
 }
 
 Bytes reduce_node(ReduceNode node) {
-  Bytes folded;
+  Fold fold(node.operation);
   for (std::uint32_t chunk = 0; chunk < node.parts.size(); ++chunk) {
     ChunkPartial& part = node.parts[chunk];
     if (part.stored) {
@@ -63,17 +66,13 @@ Bytes reduce_node(ReduceNode node) {
       }
       part.value = std::move(*value);
     }
-    if (chunk == 0) {
-      folded = std::move(part.value);
-    } else {
-      combine_into(node.operation, folded, part.value);
-    }
+    fold.add(std::move(part.value));
   }
   // Only once the node's value is made: a task process lost before leaves the store as it was.
   for (std::uint32_t chunk = 0; chunk < node.parts.size(); ++chunk) {
     if (node.parts[chunk].stored) partial_store::remove(node.reduction, chunk);
   }
-  return folded;
+  return fold.take();
 }
 
 }  // namespace fiber::detail

@@ -17,6 +17,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include "fiber/serialization.hpp"
+#include "fiber/task.hpp"
 
 namespace fiber::detail {
 
@@ -63,8 +64,21 @@ struct ReduceNode {
 ChunkPartial reduce_chunk(ReduceChunk chunk);
 Bytes reduce_node(ReduceNode node);
 
-// Folds `right` into `left` with the registered operation (how master and workers combine alike).
-void combine_into(const std::string& operation, Bytes& left, std::span<const char> right);
+// Folds encoded values left to right with a registered operation R op(R, R), as they come: how
+// a worker folds its chunk's items, a node its chunks, and the master the nodes' values alike.
+class Fold {
+ public:
+  explicit Fold(std::string operation);
+  void add(Bytes value);
+  // The fold of the values added (at least one).
+  Bytes take() { return std::move(folded_); }
+
+ private:
+  std::string operation_;
+  Combiner combiner_;  // nullptr if the operation is not registered here
+  Bytes folded_;
+  bool started_ = false;
+};
 
 // What reduce_node throws when a partial result is not in the node's store (its file was lost, or
 // the task ran on another node): the master then has the node's chunks run again, returned.
