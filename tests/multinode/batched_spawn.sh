@@ -4,19 +4,10 @@
 # debug level, and the test program checks the workers are on every node and all work.
 #   tests/multinode/batched_spawn.sh MULTINODE_TEST
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-nodes=$(grep -c . "$here/hostfile")
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-FIBER_OVERSUBSCRIBE=1 FIBER_LOG_LEVEL=debug "$here/run.sh" "$1" \
-  --gtest_filter=MultiNode.TwelveWorkersStartOnEveryNode >"$log" 2>&1
-status=$?
+# shellcheck source=debug_log_run.sh
+source "$(dirname "$0")/debug_log_run.sh"
+run_case batched_spawn "$1" MultiNode.TwelveWorkersStartOnEveryNode
 spawns=$(grep -c "with one spawn" "$log")
-if [[ $status -ne 0 ]]; then
-  cat "$log"
-  echo "batched_spawn: the twelve-worker pool failed (status $status)" >&2
-  exit 1
-fi
 echo "12 workers on $nodes nodes: $spawns spawn call(s)"
 if [[ $spawns -lt 1 || $spawns -gt $nodes ]]; then
   grep "spawn" "$log" >&2

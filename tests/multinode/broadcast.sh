@@ -5,18 +5,9 @@
 # the job's end once a worker was lost).
 #   tests/multinode/broadcast.sh FIBERRUN MULTINODE_TEST
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-nodes=$(grep -c . "$here/hostfile")
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-FIBER_MULTINODE_LAUNCHER="$1" FIBER_OVERSUBSCRIBE=1 FIBER_LOG_LEVEL=debug "$here/run.sh" "$2" \
-  --gtest_filter=MultiNode.BroadcastReachesEveryWorkerOnEveryNode >"$log" 2>&1
-status=$?
-if [[ $status -ne 0 ]]; then
-  cat "$log"
-  echo "broadcast: the test program failed (status $status)" >&2
-  exit 1
-fi
+# shellcheck source=debug_log_run.sh
+source "$(dirname "$0")/debug_log_run.sh"
+FIBER_MULTINODE_LAUNCHER="$1" run_case broadcast "$2" MultiNode.BroadcastReachesEveryWorkerOnEveryNode
 first=$(grep -m1 "broadcast of 'fiber_test::set_parameters'" "$log")
 echo "first broadcast: ${first#*: }"
 relays=$(sed -n 's/.* \([0-9]*\) relay(s) for .*/\1/p' <<<"$first")

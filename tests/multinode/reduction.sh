@@ -4,18 +4,9 @@
 # says what reached the master at debug level).
 #   tests/multinode/reduction.sh MULTINODE_TEST
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-nodes=$(grep -c . "$here/hostfile")
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-FIBER_OVERSUBSCRIBE=1 FIBER_LOG_LEVEL=debug "$here/run.sh" "$1" \
-  --gtest_filter=MultiNode.ReductionFoldsOnEachNode >"$log" 2>&1
-status=$?
-if [[ $status -ne 0 ]]; then
-  cat "$log"
-  echo "reduction: the test program failed (status $status)" >&2
-  exit 1
-fi
+# shellcheck source=debug_log_run.sh
+source "$(dirname "$0")/debug_log_run.sh"
+run_case reduction "$1" MultiNode.ReductionFoldsOnEachNode
 reductions=$(grep -c "reduction r[0-9]* of" "$log")
 expected="$nodes node value(s) and 0 chunk result(s) reached the master"
 one_per_node=$(grep -c "reduction r[0-9]* of .*; $expected" "$log")
