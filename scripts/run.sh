@@ -17,4 +17,5 @@ echo "fiber: running fiber-es under fiberrun (mpirun -n 1: the master spawns its
 "$build_dir/libfiber/fiberrun" -n 1 "$build_dir/apps/es/fiber-es" \
   --config "$root/apps/es/configs/cartpole.toml" --output "$output" "${replace[@]}" "$@"
 /usr/bin/python3 "$root/scripts/plot.py" "$output" -o "${output%.h5}.png"
-echo "fiber: run log (HDF5) $output, checkpoint ${output%.h5}.ckpt.h5, learning curve ${output%.h5}.png"
+echo "fiber: run log (HDF5) $output, rollouts ${output%.h5}.rollouts.h5, checkpoint ${output%.h5}.ckpt.h5,"
+echo "  learning curve ${output%.h5}.png"
