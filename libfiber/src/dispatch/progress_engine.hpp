@@ -41,9 +41,9 @@ class ProgressEngine final : public ProgressDriver {
     ~Work() = default;
   };
 
-  // While a caller drives progress, or shortly after anything happened, the thread looks again
-  // this often (a caller may have left work in flight and gone on computing); after
-  // kQuietBeforeSleep of nothing it sleeps until told.
+  // Shortly after anything happened the thread looks again this often (a caller may have left
+  // work in flight and gone on computing); after kQuietBeforeSleep of nothing it sleeps until
+  // told. While callers drive progress it sleeps until the last of them stops.
   static constexpr auto kLookAgain = std::chrono::milliseconds(1);
   static constexpr auto kQuietBeforeSleep = std::chrono::milliseconds(100);
 
