@@ -1,7 +1,8 @@
 // Checks the counting library against a known exchange: the master spawns two copies of itself
 // (two spawn calls), sends each a 100-byte message (MPI_Send) and 1,000 ints (MPI_Isend), and
-// receives from each 300 bytes (MPI_Irecv, completed by MPI_Testsome) and 50 doubles (MPI_Recv);
-// a receive it cancels must count nothing. Then it compares its counters file with that and
+// receives from each 300 bytes (MPI_Irecv, completed by MPI_Testsome), 50 doubles (MPI_Recv) and
+// one message shaped like fiber's heartbeat (a header alone on the header tag); a receive it
+// cancels must count nothing. Then it compares its counters file with that and
 // prints one line; exit status 1 on a difference. Run it as the counted master:
 //   mpirun -n 1 env LD_PRELOAD=libfiber_mpi_counts.so FIBER_MPI_COUNTS=PATH mpi_counts_check
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 
 #include "counts_file.hpp"
 #include "plain_mpi.hpp"
+#include "protocol.hpp"
 
 namespace {
 
@@ -25,6 +27,9 @@ constexpr int kInts = 1000;
 constexpr int kAnswerBytes = 300;
 constexpr int kDoubles = 50;
 enum Tag { kSmallTag = 1, kIntsTag, kAnswerTag, kDoublesTag, kNeverSentTag };
+// fiber's heartbeat, as the counting library tells it (protocol.hpp: a MessageHeader alone).
+constexpr int kHeartbeatTag = fiber::detail::kHeaderTag;
+constexpr int kHeartbeatBytes = sizeof(fiber::detail::MessageHeader);
 
 void child(MPI_Comm parent) {
   std::vector<char> small(kSmallBytes);
@@ -35,6 +40,8 @@ void child(MPI_Comm parent) {
   std::vector<double> doubles(kDoubles);
   MPI_Send(answer.data(), kAnswerBytes, MPI_BYTE, 0, kAnswerTag, parent);
   MPI_Send(doubles.data(), kDoubles, MPI_DOUBLE, 0, kDoublesTag, parent);
+  std::vector<char> heartbeat(kHeartbeatBytes);
+  MPI_Send(heartbeat.data(), kHeartbeatBytes, MPI_BYTE, 0, kHeartbeatTag, parent);
   MPI_Comm_disconnect(&parent);
   MPI_Finalize();
 }
@@ -59,8 +66,11 @@ void exchange(std::vector<MPI_Comm>& children) {
     MPI_Testsome(kCopies, receives.data(), &completed, indices.data(), MPI_STATUSES_IGNORE);
     if (completed != MPI_UNDEFINED) done += completed;
   }
+  std::vector<char> heartbeat(kHeartbeatBytes);
   for (auto& comm : children) {
     MPI_Recv(doubles.data(), kDoubles, MPI_DOUBLE, 0, kDoublesTag, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(heartbeat.data(), kHeartbeatBytes, MPI_BYTE, 0, kHeartbeatTag, comm,
+             MPI_STATUS_IGNORE);
   }
   MPI_Request never;
   MPI_Irecv(small.data(), kSmallBytes, MPI_BYTE, 0, kNeverSentTag, children[0], &never);
@@ -109,9 +119,10 @@ int main(int argc, char** argv) {
   const Expected expected[] = {
       {"sent messages", counters->sent_messages, 2 * kCopies},
       {"sent bytes", counters->sent_bytes, kCopies * (kSmallBytes + kInts * sizeof(int))},
-      {"received messages", counters->received_messages, 2 * kCopies},
+      {"received messages", counters->received_messages, 3 * kCopies},
       {"received bytes", counters->received_bytes,
-       kCopies * (kAnswerBytes + kDoubles * sizeof(double))},
+       kCopies * (kAnswerBytes + kDoubles * sizeof(double) + kHeartbeatBytes)},
+      {"received heartbeats", counters->received_heartbeats, kCopies},
       {"spawn calls", counters->spawn_calls, kCopies},
       {"spawned processes", counters->spawned_processes, kCopies},
   };

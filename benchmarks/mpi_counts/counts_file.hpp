@@ -23,12 +23,15 @@ struct Counters {
   std::atomic<std::uint64_t> collective_calls;
   std::atomic<std::uint64_t> collective_bytes;
   std::atomic<std::uint64_t> idle_poll_nanoseconds;
+  // Received messages that are fiber's heartbeats: a message header alone on the header tag (the
+  // only such message a master receives; mpi_counts.cpp checks the shape against protocol.hpp).
+  std::atomic<std::uint64_t> received_heartbeats;
   std::atomic<std::uint64_t> snapshots;  // taken so far (at most kMaxSnapshots kept)
 };
 
-constexpr int kTallies = 9;  // the counters from sent_messages to idle_poll_nanoseconds
+constexpr int kTallies = 10;  // the counters from sent_messages to received_heartbeats
 constexpr int kMaxSnapshots = 4096;
-static_assert(offsetof(Counters, idle_poll_nanoseconds) - offsetof(Counters, sent_messages) ==
+static_assert(offsetof(Counters, received_heartbeats) - offsetof(Counters, sent_messages) ==
               (kTallies - 1) * sizeof(std::atomic<std::uint64_t>));
 
 struct Snapshot {

@@ -9,7 +9,8 @@
 //
 // Point-to-point bytes are counted when a send is posted and when a receive completes (its
 // status's size), so cancelled receives count nothing. Collectives count their calls and the
-// bytes of the caller's buffer (what crosses the network depends on the algorithm).
+// bytes of the caller's buffer (what crosses the network depends on the algorithm). fiber's
+// heartbeats are counted apart as well (a header alone: libfiber/src/protocol.hpp).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "counts_file.hpp"
+#include "protocol.hpp"
 
 namespace {
 
@@ -119,6 +121,10 @@ void count_received(const MPI_Status& status) {
   if (bytes == MPI_UNDEFINED) return;
   counters->received_messages.fetch_add(1, std::memory_order_relaxed);
   counters->received_bytes.fetch_add(static_cast<std::uint64_t>(bytes), std::memory_order_relaxed);
+  if (status.MPI_TAG == fiber::detail::kHeaderTag &&
+      static_cast<std::size_t>(bytes) == sizeof(fiber::detail::MessageHeader)) {
+    counters->received_heartbeats.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void count_collective(int count, MPI_Datatype type) {

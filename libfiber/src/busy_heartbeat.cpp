@@ -4,9 +4,8 @@
 
 namespace fiber::detail {
 
-BusyHeartbeat::BusyHeartbeat(std::function<void()> beat,
-                             std::chrono::steady_clock::duration interval)
-    : beat_(std::move(beat)), interval_(interval), thread_([this] { beat_while_running(); }) {}
+BusyHeartbeat::BusyHeartbeat(std::function<void()> beat)
+    : beat_(std::move(beat)), thread_([this] { beat_while_running(); }) {}
 
 BusyHeartbeat::~BusyHeartbeat() {
   {
@@ -17,10 +16,13 @@ BusyHeartbeat::~BusyHeartbeat() {
   thread_.join();
 }
 
-BusyHeartbeat::Running::Running(BusyHeartbeat& heartbeat) : heartbeat_(heartbeat) {
+BusyHeartbeat::Running::Running(BusyHeartbeat& heartbeat,
+                                std::chrono::steady_clock::duration interval)
+    : heartbeat_(heartbeat) {
   {
     std::lock_guard lock(heartbeat_.mutex_);
     heartbeat_.running_ = true;
+    heartbeat_.interval_ = interval;
     heartbeat_.running_since_ = std::chrono::steady_clock::now();
   }
   heartbeat_.changed_.notify_all();
@@ -42,9 +44,8 @@ void BusyHeartbeat::beat_while_running() {
     // The main loop said it lives just before it started the items: the first beat is due one
     // interval later.
     auto since = running_since_;
-    if (changed_.wait_until(lock, since + interval_, [&] {
-          return stopping_ || !running_ || running_since_ != since;
-        })) {
+    if (changed_.wait_until(lock, since + interval_,
+                            [&] { return stopping_ || !running_ || running_since_ != since; })) {
       continue;
     }
     beat_();

@@ -36,8 +36,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// While it has work, a worker says so at least this often: the master's sign that it lives.
-constexpr auto kHeartbeatInterval = 500ms;
 // How often an idle worker looks for messages once quiet, and a parked one (~0 % CPU).
 constexpr auto kIdlePoll = 1ms;
 constexpr auto kParkedPoll = 25ms;
@@ -350,15 +348,14 @@ class Supervisor {
     auto started = Clock::now();
     auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
     if (!busy_heartbeat_) {
-      busy_heartbeat_.emplace(
-          [this] {
-            channel_.send(MessageKind::heartbeat);
-            channel_.progress_sends();
-          },
-          kHeartbeatInterval);
+      busy_heartbeat_.emplace([this] {
+        channel_.send(MessageKind::heartbeat);
+        channel_.progress_sends();
+      });
     }
     {
-      BusyHeartbeat::Running running(*busy_heartbeat_);  // no MPI call on this thread meanwhile
+      // No MPI call on this thread meanwhile.
+      BusyHeartbeat::Running running(*busy_heartbeat_, heartbeat_interval(run.header()));
       for (std::uint32_t i = 0; i < run.count(); ++i) runner_.run(run, i, *result);
     }
     auto head = result_header(run.header().chunk_id, run.count(), ChunkStatus::complete,
@@ -487,9 +484,17 @@ class Supervisor {
     in_child_.pop_front();
   }
 
+  // While it has work, a worker says so at least as often as its chunk's pool asks: the master's
+  // sign that it lives.
+  static Clock::duration heartbeat_interval(const RunHeader& header) {
+    return std::chrono::milliseconds(header.heartbeat_ms);
+  }
+
   void send_heartbeat_if_due() {
     if (in_child_.empty() && queue_.empty()) return;
-    if (Clock::now() - last_sent_ < kHeartbeatInterval) return;
+    RunHeader running =
+        in_child_.empty() ? RunBody(queue_.front()).header() : in_child_.front().header;
+    if (Clock::now() - last_sent_ < heartbeat_interval(running)) return;
     channel_.send(MessageKind::heartbeat);
     last_sent_ = Clock::now();
   }

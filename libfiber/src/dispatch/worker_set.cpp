@@ -18,7 +18,8 @@ std::span<const char> bytes_of(const T& value) {
   return {reinterpret_cast<const char*>(&value), sizeof value};
 }
 
-// A chunk's header: its pool says whether it runs in the task process and the default timeout.
+// A chunk's header: its pool says whether it runs in the task process, the default timeout and
+// how often a worker running it says it lives.
 RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t chunk_id,
                      std::uint32_t name_size, std::uint32_t count, std::uint32_t flags) {
   bool isolated = pool.options.isolation == Isolation::process;
@@ -28,7 +29,9 @@ RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t 
           count,
           flags | (isolated ? kRunIsolated : 0u),
           static_cast<std::uint32_t>(timeout.count()),
-          static_cast<std::uint32_t>(pool.options.maxtasksperchild.value_or(0))};
+          static_cast<std::uint32_t>(pool.options.maxtasksperchild.value_or(0)),
+          static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(
+              1, pool.options.worker_timeout.count() / kHeartbeatsPerWorkerTimeout))};
 }
 
 }  // namespace
