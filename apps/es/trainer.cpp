@@ -82,8 +82,13 @@ void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& p
 }
 
 // How many parts of the gradient each worker sums (a task each): the parts are summed on each
-// node, so that the master receives one P-vector per node.
+// node, so that the master receives one P-vector per node...
 constexpr int kGradientPartsPerWorker = 2;
+// ... and each part sums at least this many noise vectors: ~0.5-3 ms of a worker's time at
+// P = 29k-167k, ten times or more what the master spends on the part's two messages. More parts
+// would only add master messages: at 1,024 workers the 1,024 parts of one pair each took the
+// master longer than their sums took the workers.
+constexpr int kMinPairsPerGradientPart = 16;
 
 // The result of a pool call, or nothing if a stop was requested first (the call is abandoned:
 // the pool's teardown ends it).
@@ -206,13 +211,15 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
                           evaluation.returns_positive.end());
     }
 
-    // Centered ranks, then the gradient as partial sums where the noise is, a few per worker,
-    // summed on each node: the parts are fixed by the layout, so that a resumed run adds them in
-    // the same order.
+    // Centered ranks, then the gradient as partial sums where the noise is, a few per worker
+    // but not too small, summed on each node: the parts are fixed by the layout, so that a
+    // resumed run adds them in the same order.
     Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
     std::vector<std::tuple<std::vector<std::int64_t>, std::vector<double>>> parts;
-    int part_count = kGradientPartsPerWorker * std::max(1, pool.size());
-    int part_size = std::max(1, (pairs + part_count - 1) / part_count);
+    int part_count =
+        std::min(kGradientPartsPerWorker * std::max(1, pool.size()),
+                 std::max(1, (pairs + kMinPairsPerGradientPart - 1) / kMinPairsPerGradientPart));
+    int part_size = (pairs + part_count - 1) / part_count;
     for (int first = 0; first < pairs; first += part_size) {
       int last = std::min(pairs, first + part_size);
       parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),

@@ -5,15 +5,21 @@ projection of the Fiber paper's ES workload from them to 32 .. 4,096 workers.
 
     /usr/bin/python3 report.py es_scaling.csv [--markdown PATH] [--readme PATH] [--plot PATH]
 
-Per generation = (the last generation's snapshot - the first's) / (generations - 1), so the first
-generation (warm-up) is left out. The master's work = its CPU time minus its CPU in polls that
-found nothing (es_scaling.py). Each per-generation quantity X of a policy is fitted as
-X = a + b n + c k over the runs measured (least squares; n workers on k nodes). The projection
-of one generation of the paper's workload (K = 1,024 tasks of one antithetic pair, TAU seconds
-each, on n workers, NODE_SIZE workers per node):
+Per generation: the differences between consecutive generations' snapshots, the first
+generation (warm-up) left out; counts (messages, bytes) are their mean, the master's work their
+smallest (CPU time on a shared machine only gains from noise: the other processes' cache misses
+and interrupts). The master's work = its CPU time minus its CPU in polls that found nothing
+(es_scaling.py). Heartbeats are apart: how many a worker sends follows the tasks' wall time
+(one after each HEARTBEAT_SECONDS of silence), which 128 workers on 2 cores stretch far beyond
+the cluster's; so the messages in are fitted without them, the work less their share (a heartbeat
+taken to cost what the run's average message does), and the projection counts them from the
+paper's task time instead: floor(TAU / HEARTBEAT_SECONDS) per task. Each per-generation quantity
+X of a policy is fitted as X = a + b n + c k over the runs measured (least squares; n workers on
+k nodes). The projection of one generation of the paper's workload (K = 1,024 tasks of one
+antithetic pair, TAU seconds each, on n workers, NODE_SIZE workers per node):
 
-    T(n) = ceil(K / n) TAU + work(n) + (bytes_out(n) + bytes_in(n)) / bandwidth
-           + (messages_out(n) + messages_in(n)) x latency
+    T(n) = ceil(K / n) TAU + work(n) + h (work per message) + (bytes_out(n) + bytes_in(n))
+           / bandwidth + (messages_out(n) + messages_in(n) + h) x latency,  h = K floor(TAU / HB)
 
 with every master cost counted as serial (none overlapped with the workers' episodes: an upper
 bound). Efficiency = ceil(K / n) TAU / T(n): the share of the time the workers' episodes take
@@ -32,9 +38,12 @@ import report_support  # noqa: E402
 
 FIELDS = ("policy", "parameters", "population", "workers", "nodes", "event", "generation",
           "master_cpu_seconds", "launcher_cpu_seconds", "sent_messages", "sent_bytes",
-          "received_messages", "received_bytes", "spawn_calls", "idle_poll_nanoseconds")
-PER_GENERATION = ("master_cpu_seconds", "work_seconds", "sent_messages", "sent_bytes",
-                  "received_messages", "received_bytes")
+          "received_messages", "received_bytes", "spawn_calls", "idle_poll_nanoseconds",
+          "received_heartbeats")
+COUNTED = ("master_cpu_seconds", "sent_messages", "sent_bytes", "received_messages",
+           "received_bytes", "received_heartbeats")
+# What the model fits: the work and the messages in less the heartbeats' share.
+FITTED = ("work_seconds", "sent_messages", "sent_bytes", "received_messages", "received_bytes")
 BYTES_PER_PARAMETER = 8  # fiber-es sends theta and receives gradients as doubles
 # The paper's ES workload: population 2,048 in tasks of one antithetic pair, 50 iterations; its
 # 32-worker time (1,475 s) taken as ideal gives the time of one pair.
@@ -54,6 +63,10 @@ MAX_COPIES_PER_NODE = 2
 MAX_START_SECONDS_PER_WORKER = 0.005
 MAX_WORK_PER_MESSAGE_RATIO = 1.5
 TARGET_WORKERS = 1024
+# fiber's heartbeat: a busy worker sends one after worker_timeout / 8 of silence (protocol.hpp,
+# kHeartbeatsPerWorkerTimeout), 10 s by default (PoolOptions::worker_timeout); 16 bytes.
+HEARTBEAT_SECONDS = 10.0 / 8
+HEARTBEAT_BYTES = 16
 
 
 class Run:
@@ -78,15 +91,23 @@ class Run:
                               + float(ready[0]["master_cpu_seconds"]))
         span = len(generations) - 1
 
-        def value(row, name):
-            if name == "work_seconds":
-                return float(row["master_cpu_seconds"]) - int(row["idle_poll_nanoseconds"]) / 1e9
-            return float(row[name])
+        def work(row):
+            return float(row["master_cpu_seconds"]) - int(row["idle_poll_nanoseconds"]) / 1e9
 
         # A worker replaced between the snapshots re-ran tasks: those figures are not one pool's.
         self.replaced_during = first["spawn_calls"] != last["spawn_calls"]
-        self.per_generation = {name: (value(last, name) - value(first, name)) / span
-                               for name in PER_GENERATION}
+        g = {name: (float(last[name]) - float(first[name])) / span for name in COUNTED}
+        g["work_seconds"] = min(work(after) - work(before)
+                                for before, after in zip(generations, generations[1:]))
+        self.per_generation = g
+        messages = g["sent_messages"] + g["received_messages"]
+        self.work_per_message = g["work_seconds"] / messages
+        heartbeats = g["received_heartbeats"]
+        self.without_heartbeats = dict(g)
+        self.without_heartbeats.update({
+            "work_seconds": g["work_seconds"] - heartbeats * self.work_per_message,
+            "received_messages": g["received_messages"] - heartbeats,
+            "received_bytes": g["received_bytes"] - heartbeats * HEARTBEAT_BYTES})
 
     def parameter_copies_per_node(self, direction):
         vector = self.parameters * BYTES_PER_PARAMETER
@@ -136,9 +157,10 @@ class Model:
 
     def __init__(self, runs):
         steady = [run for run in runs if not run.replaced_during]
-        self.fits = {name: fit({(run.workers, run.nodes): run.per_generation[name]
+        self.fits = {name: fit({(run.workers, run.nodes): run.without_heartbeats[name]
                                 for run in (steady if len(steady) >= 2 else runs)})
-                     for name in PER_GENERATION}
+                     for name in FITTED}
+        self.work_per_message = statistics.median(run.work_per_message for run in runs)
         # Start-ups that replaced workers taken for lost spawned more than the pool: left out.
         clean = [run for run in runs if run.workers_lost in ("0", "?")]
         self.start = fit({(run.workers, run.nodes): run.start_seconds
@@ -148,10 +170,18 @@ class Model:
         a, b, c = self.fits[name]
         return max(0.0, a + b * n + c * (nodes_for(n) if nodes is None else nodes))
 
+    @staticmethod
+    def heartbeats():
+        """Per generation of the paper's workload: a heartbeat per HEARTBEAT_SECONDS of a task."""
+        return PAPER_TASKS * math.floor(PAPER_TAU / HEARTBEAT_SECONDS)
+
     def master_seconds(self, n, bandwidth):
-        data = self.at("sent_bytes", n) + self.at("received_bytes", n)
-        messages = self.at("sent_messages", n) + self.at("received_messages", n)
-        return self.at("work_seconds", n) + data / bandwidth + messages * LATENCY
+        heartbeats = self.heartbeats()
+        data = (self.at("sent_bytes", n) + self.at("received_bytes", n)
+                + heartbeats * HEARTBEAT_BYTES)
+        messages = self.at("sent_messages", n) + self.at("received_messages", n) + heartbeats
+        work = self.at("work_seconds", n) + heartbeats * self.work_per_message
+        return work + data / bandwidth + messages * LATENCY
 
     def generation_seconds(self, n, bandwidth):
         return math.ceil(PAPER_TASKS / n) * PAPER_TAU + self.master_seconds(n, bandwidth)
@@ -166,7 +196,8 @@ def label(policy, runs):
 
 def measured_table(runs_by_policy):
     header = ["policy", "P", "workers", "nodes", "master work ms", "master CPU ms",
-              "messages out / in", "MB out / in", "P-vectors out / in per node", "spawn calls",
+              "messages out / in", "of which heartbeats", "MB out / in",
+              "P-vectors out / in per node", "spawn calls",
               "workers lost",
               "start-up CPU s", "start-up ms / worker"]
     lines = []
@@ -177,6 +208,7 @@ def measured_table(runs_by_policy):
                 policy, f"{run.parameters:,}", str(run.workers), str(run.nodes),
                 f"{g['work_seconds'] * 1e3:.1f}", f"{g['master_cpu_seconds'] * 1e3:.1f}",
                 f"{g['sent_messages']:,.0f} / {g['received_messages']:,.0f}",
+                f"{g['received_heartbeats']:,.0f}",
                 f"{g['sent_bytes'] / 1e6:.2f} / {g['received_bytes'] / 1e6:.2f}",
                 f"{run.parameter_copies_per_node('sent'):.1f} / "
                 f"{run.parameter_copies_per_node('received'):.1f}",
@@ -197,7 +229,8 @@ def model_text(runs_by_policy, models):
         f = model.fits
         lines.append(
             f"- {label(policy, runs_by_policy[policy])}: work "
-            f"{linear(f['work_seconds'], 1e3, 'ms')}; bytes out "
+            f"{linear(f['work_seconds'], 1e3, 'ms')} ({model.work_per_message * 1e6:.1f} us per "
+            "message, the median of the runs); bytes out "
             f"{linear(f['sent_bytes'], 1e-3, 'kB')}, in {linear(f['received_bytes'], 1e-3, 'kB')}; "
             f"messages out {linear(f['sent_messages'], 1, '')}, in "
             f"{linear(f['received_messages'], 1, '')}; start-up (mpirun + daemons + master) "
@@ -314,7 +347,7 @@ def plot(path, runs_by_policy, models):
     projected.legend(fontsize=7, loc="lower left")
     for color, (policy, runs) in zip(colors, runs_by_policy.items()):
         n = [run.workers for run in runs]
-        work.plot(n, [run.per_generation["work_seconds"] * 1e3 for run in runs], "o",
+        work.plot(n, [run.without_heartbeats["work_seconds"] * 1e3 for run in runs], "o",
                   color=color, label=f"{label(policy, runs)}, measured")
         work.plot(n, [models[policy].at("work_seconds", run.workers, run.nodes) * 1e3
                       for run in runs], "_", markersize=14, color=color, label="its fit")
@@ -325,7 +358,7 @@ def plot(path, runs_by_policy, models):
     work.set_xscale("log")
     work.set_yscale("log")
     work.set_xlabel("workers (simulated nodes: see the table)")
-    work.set_ylabel("master work per generation, ms (CPU, idle polls excluded)")
+    work.set_ylabel("master work per generation, ms (CPU; idle polls, heartbeats excluded)")
     work.set_title("measured, and the fit a + b n + c k")
     work.legend(fontsize=8)
     data.set_xlabel("workers (simulated nodes: see the table)")
@@ -350,14 +383,18 @@ def main():
         f"Measured: per generation of fiber-es (population {population:,}, one antithetic pair "
         "per task), on simulated nodes (the nodes column: those the workers used, spread "
         "evenly); the master's work is its CPU time (all threads) less its polls that found "
-        "nothing (it includes the CPU the MPI transport spends per byte on this machine); "
+        "nothing, the smallest of the generations (it includes the CPU the MPI transport spends "
+        "per byte on this machine); "
         "P-vectors = bytes / (8 P) / nodes; start-up = CPU of mpirun, the node daemons and the "
         "master until the pool is "
         "ready.\n\n" + measured_table(runs_by_policy)
-        + "\nFitted per generation (n workers on k nodes):\n\n" + model_text(runs_by_policy, models)
+        + "\nFitted per generation (n workers on k nodes; the heartbeats' messages, bytes and "
+        "share of the work left out):\n\n" + model_text(runs_by_policy, models)
         + f"\nProjected: the paper's workload ({PAPER_TASKS:,} tasks of {PAPER_TAU:.2f} s, "
         f"{PAPER_ITERATIONS} iterations), seconds and efficiency, with {NODE_SIZE} workers per "
-        f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial:\n\n"
+        f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial, and "
+        f"{Model.heartbeats():,} heartbeats per generation (one per {HEARTBEAT_SECONDS:g} s of "
+        "a task, fiber's default):\n\n"
         + projection_table(models)
         + "\nThe issue's targets:\n\n" + checks(runs_by_policy, models))
     if population != 2 * PAPER_TASKS:
