@@ -22,6 +22,7 @@ void returns(int milliseconds) {
 void raises() { throw std::runtime_error("raised in the process"); }
 void segfaults() { raise(SIGSEGV); }
 void exits(int status) { std::exit(status); }
+void put_worker_pid(fiber::Queue<long> pids) { pids.put(fiber::this_worker().pid); }
 
 }  // namespace
 
@@ -29,6 +30,7 @@ FIBER_TASK(returns);
 FIBER_TASK(raises);
 FIBER_TASK(segfaults);
 FIBER_TASK(exits);
+FIBER_TASK(put_worker_pid);
 
 namespace {
 
@@ -88,6 +90,18 @@ TEST(Process, StartsOnlyOnce) {
   EXPECT_THROW(process.start(), std::logic_error);
   process.join();
   EXPECT_THROW(process.start(), std::logic_error);
+}
+
+// Its worker is parked once it has ended and been joined: the next Process runs on it, unspawned.
+TEST(Process, TheNextProcessReusesTheParkedWorker) {
+  fiber::Queue<long> pids;
+  fiber::Process first(put_worker_pid, pids);
+  first.start();
+  first.join();
+  fiber::Process second(put_worker_pid, pids);
+  second.start();
+  second.join();
+  EXPECT_EQ(pids.get(5s), pids.get(5s));
 }
 
 TEST(Process, SeveralRunAtOnce) {
