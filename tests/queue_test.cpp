@@ -64,8 +64,21 @@ std::pair<std::string, int> echo_pair(fiber::Queue<std::pair<std::string, int>> 
   return in.get(10s);
 }
 
+int make_a_queue(int maxsize) {
+  fiber::Queue<int> queue(maxsize);
+  return maxsize;
+}
+
+int use_an_unattached_queue(int x) {
+  fiber::Queue<int> queue;  // outside the master: only what an argument is read into
+  queue.put(x);
+  return x;
+}
+
 }  // namespace
 
+FIBER_TASK(make_a_queue);
+FIBER_TASK(use_an_unattached_queue);
 FIBER_TASK(produce);
 FIBER_TASK(consume);
 FIBER_TASK(put_then_crash);
@@ -159,6 +172,20 @@ TEST(Queue, ProducersAndConsumersMoveEveryItemExactlyOnce) {
   std::vector<int> expected(kItems);
   std::iota(expected.begin(), expected.end(), 0);
   EXPECT_EQ(all, expected);
+}
+
+// Outside the master a queue cannot be made: one clear error, not a connection to nowhere.
+TEST(Queue, IsMadeInTheMasterOnly) {
+  fiber::Pool pool({.processes = 1});
+  for (auto task : {make_a_queue, use_an_unattached_queue}) {
+    try {
+      pool.apply(task, 3);
+      ADD_FAILURE() << "a task made a queue";
+    } catch (const fiber::TaskError& error) {
+      EXPECT_NE(error.message().find("a queue is made in the master"), std::string::npos)
+          << error.what();
+    }
+  }
 }
 
 TEST(Queue, AWriterThatCrashesLeavesWhatItPutAndTheQueueGoesOn) {

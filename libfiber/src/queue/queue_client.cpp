@@ -24,6 +24,10 @@ namespace {
 using queue_wire::Operation;
 using queue_wire::Status;
 
+constexpr const char* kMadeInTheMaster =
+    "fiber: a queue is made in the master, with a live fiber::Runtime, and reaches tasks and "
+    "Processes as an argument";
+
 struct BrokerConnection {
   pid_t pid = 0;
   posix::UniqueFd socket;
@@ -60,6 +64,7 @@ posix::UniqueFd connect_to(const QueueAddress& address) {
 }
 
 int connection_to(const QueueAddress& address) {
+  if (address.port == 0) throw Error(kMadeInTheMaster);
   thread_local std::map<std::pair<std::string, std::uint16_t>, BrokerConnection> connections;
   auto& connection = connections[{address.host, address.port}];
   if (connection.pid != ::getpid()) {
@@ -103,6 +108,7 @@ Status receive(const QueueAddress& address, queue_wire::Bytes& payload) {
 }  // namespace
 
 QueueChannel QueueChannel::create(std::size_t maxsize) {
+  if (!runtime_live()) throw Error(kMadeInTheMaster);
   return QueueChannel(queue_broker().create(maxsize));
 }
 
