@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -127,7 +129,8 @@ bool QueueChannel::put(const std::vector<Bytes>& items, Timeout timeout) const {
 
 std::vector<Bytes> QueueChannel::get(std::size_t most, Timeout timeout) const {
   auto request = request_head(Operation::get, address_, timeout);
-  queue_wire::append(request, static_cast<std::uint32_t>(most));
+  constexpr std::size_t kMostPerMessage = std::numeric_limits<std::uint32_t>::max();
+  queue_wire::append(request, static_cast<std::uint32_t>(std::min(most, kMostPerMessage)));
   send(address_, request);
   queue_wire::Bytes payload;
   if (receive(address_, payload) != Status::ok) return {};
