@@ -13,6 +13,8 @@
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #   task_hop     where the default pool's per-task time goes between a worker and its task
 #                process (kernel counters per task), beside the MPI round trip
+#   queue_pipe   Queue items/s and Pipe round trips/s between two Processes, beside Python's
+#                multiprocessing.Queue and Pipe
 #
 #   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
@@ -34,10 +36,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results task_hop)
+benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results task_hop
+  queue_pipe)
 quick=false
 only=()
 results=benchmarks/results
@@ -78,7 +81,7 @@ if [[ -z $build ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
     fiber_overhead sleep_floor mpi_rounds noise_memory fiber_elasticity large_results \
-    fiber_mpi_counts mpi_counts_check task_hop
+    fiber_mpi_counts mpi_counts_check task_hop queue_pipe
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
 build=$(cd "$build" && pwd)
@@ -196,6 +199,7 @@ if $quick; then
   noise_workers=(1 4)
   large_results_passes=1
   task_hop=(--tasks 20000 --runs 1)
+  queue_pipe=(--items 50000 --round-trips 5000 --runs 1)
 else
   quick_flag=()
   overhead=(--repeats 3)
@@ -208,6 +212,7 @@ else
   noise_workers=(1 4 16)
   large_results_passes=3
   task_hop=(--tasks 100000 --runs 3 --syscalls)
+  queue_pipe=(--runs 3)
 fi
 peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
   "ipyparallel ipyparallel")  # framework (as in the CSV), script name
@@ -318,6 +323,13 @@ bench_task_hop() {
   printf '# The hop between a worker and its task process\n\n' >"$results/task_hop.md"
   measure task_hop 300 "$results/task_hop.md" $python benchmarks/task_hop/task_hop.py "$build" \
     --csv "$results/task_hop.csv" "${task_hop[@]}"
+}
+
+# Queue and Pipe between two Processes, beside Python's: its table only (benchmarks/queue_pipe/).
+bench_queue_pipe() {
+  printf '# Queue and Pipe between two processes\n\n' >"$results/queue_pipe.md"
+  measure queue_pipe 300 "$results/queue_pipe.md" $python benchmarks/queue_pipe/queue_pipe.py \
+    "$build" --csv "$results/queue_pipe.csv" "${queue_pipe[@]}"
 }
 
 for name in "${only[@]}"; do

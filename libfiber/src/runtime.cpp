@@ -97,7 +97,8 @@ Runtime::Runtime(int argc, char** argv) {
 }
 
 Runtime::~Runtime() {
-  live_state->dispatcher.reset();  // shuts the workers down; they remove their nodes' arrays
+  live_state->queue_broker.reset();  // its waiting requests fail: nothing blocks the shutdown
+  live_state->dispatcher.reset();    // shuts the workers down; they remove their nodes' arrays
   detail::unlink_node_arrays();
   detail::partial_store::remove_all_of_run();
   delete live_state;

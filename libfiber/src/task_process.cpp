@@ -15,6 +15,7 @@
 
 #include "fiber/errors.hpp"
 #include "item_runner.hpp"
+#include "process/exit_status.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -84,17 +85,6 @@ constexpr int kCutShortExit = 1;
   }
 }
 
-std::string describe(int status) {
-  if (WIFSIGNALED(status)) {
-    int signal = WTERMSIG(status);
-    const char* name = sigabbrev_np(signal);
-    return "killed by signal " + (name ? "SIG" + std::string(name) : std::to_string(signal)) +
-           " (" + strsignal(signal) + ")";
-  }
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "ended";
-}
-
 [[noreturn]] void fail(const char* what) {
   throw Error(std::string("fiber: cannot ") + what +
               " for the task process: " + std::strerror(errno));
@@ -136,7 +126,7 @@ std::string TaskProcess::reap() {
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  return describe(status);
+  return describe_wait_status(status);
 }
 
 void TaskProcess::stop() {

@@ -2,6 +2,7 @@
 // `catch (const fiber::Error&)` catches them all.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -42,7 +43,15 @@ class FIBER_EXPORT TaskError : public Error {
 // A task crashed its worker more often than the pool allows.
 class FIBER_EXPORT WorkerLost : public Error {
  public:
-  using Error::Error;
+  explicit WorkerLost(const std::string& message, std::optional<int> exitcode = std::nullopt)
+      : Error(message), exitcode_(exitcode) {}
+
+  // How the task process that ran it last ended, as Python's Process.exitcode: -N killed by
+  // signal N, N exited with status N; empty when the whole worker was lost.
+  std::optional<int> exitcode() const noexcept { return exitcode_; }
+
+ private:
+  std::optional<int> exitcode_;
 };
 
 // A wait with a timeout ran out (AsyncResult::get(timeout)), or a task passed its deadline.

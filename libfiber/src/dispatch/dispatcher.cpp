@@ -9,6 +9,7 @@
 #include "dispatch/result_reader.hpp"
 #include "fiber/errors.hpp"
 #include "log.hpp"
+#include "process/exit_status.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -208,7 +209,8 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
       ++done.pool->counters.crashes;
       error = std::make_exception_ptr(WorkerLost(
           fmt::format("fiber: task '{}' crashed its task process {} times, the last time on {}: {}",
-                      job.task(), attempts, where(worker.info), reason)));
+                      job.task(), attempts, where(worker.info), reason),
+          exitcode_in(reason)));
     } else {
       ++done.pool->counters.timeouts;
       error = std::make_exception_ptr(

@@ -1,0 +1,143 @@
+// fiber::Queue and fiber::SimpleQueue: Python's multiprocessing.Queue and SimpleQueue, of values
+// of one type that fiber serializes (as task arguments).
+//
+//   fiber::Queue<Transition> experience(1000);         // in the master; maxsize 0: unbounded
+//   fiber::Process actor(run_actor, experience);       // a copy reaches the same queue
+//   Transition t = experience.get(5s);                 // throws fiber::Empty after 5 s
+//
+// The queues live in the master (a broker thread that the first queue starts and the runtime
+// stops) and are reached over TCP from the master, Processes and pool tasks alike; a copy of a
+// queue is its address, passed as an argument. Items are in the order they were put (per
+// producer; put order across producers is the order the broker got them). An item is in the
+// queue once put() has returned, whatever becomes of its producer; what a producer that crashed
+// had not put is simply absent. A queue lives until the runtime ends. put_many and get_many
+// move many items per message, for rates that one message per item cannot reach.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "fiber/detail/queue_channel.hpp"
+#include "fiber/errors.hpp"
+#include "fiber/serialization.hpp"
+
+namespace fiber {
+
+// A get with a timeout (or get_nowait) found no item: Python's queue.Empty.
+class FIBER_EXPORT Empty : public Error {
+ public:
+  using Error::Error;
+};
+
+// A put with a timeout (or put_nowait) found no room: Python's queue.Full.
+class FIBER_EXPORT Full : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+
+template <class T>
+Bytes encode_item(const T& item) {
+  Bytes bytes;
+  encode_into(bytes, item);
+  return bytes;
+}
+
+inline std::optional<std::chrono::milliseconds> to_timeout(auto timeout) {
+  return std::chrono::ceil<std::chrono::milliseconds>(timeout);
+}
+
+constexpr std::chrono::milliseconds kNoWait{0};
+
+}  // namespace detail
+
+template <class T>
+class Queue {
+ public:
+  // A new queue: only in the master (with a live fiber::Runtime). maxsize 0: unbounded;
+  // otherwise a put waits for room. (Elsewhere, Queue() is the empty copy that a task's argument
+  // is read into.)
+  Queue() : channel_(detail::QueueChannel::create_or_unattached()) {}
+  explicit Queue(std::size_t maxsize) : channel_(detail::QueueChannel::create(maxsize)) {}
+
+  void put(const T& item) { put_many(std::vector<T>{item}); }
+  template <class Rep, class Period>
+  void put(const T& item, std::chrono::duration<Rep, Period> timeout) {
+    put_all({detail::encode_item(item)}, detail::to_timeout(timeout));
+  }
+  void put_nowait(const T& item) { put(item, detail::kNoWait); }
+  // All of `items`, in order, in one message (each waits for room in a bounded queue).
+  void put_many(const std::vector<T>& items) {
+    std::vector<Bytes> encoded;
+    encoded.reserve(items.size());
+    for (const auto& item : items) encoded.push_back(detail::encode_item(item));
+    put_all(encoded, std::nullopt);
+  }
+
+  T get() { return get_many(1).front(); }
+  template <class Rep, class Period>
+  T get(std::chrono::duration<Rep, Period> timeout) {
+    return take(1, detail::to_timeout(timeout)).front();
+  }
+  T get_nowait() { return get(detail::kNoWait); }
+  // At least one item (waiting for it), and up to `most` of those already there.
+  std::vector<T> get_many(std::size_t most) { return take(most, std::nullopt); }
+  template <class Rep, class Period>
+  std::vector<T> get_many(std::size_t most, std::chrono::duration<Rep, Period> timeout) {
+    return take(most, detail::to_timeout(timeout));
+  }
+
+  // True if an item is there, waiting at most `timeout` for one (it is not taken).
+  template <class Rep, class Period>
+  bool poll(std::chrono::duration<Rep, Period> timeout) const {
+    return channel_.poll(detail::to_timeout(timeout));
+  }
+
+  // The number of items now (others may put or get at the same time, as in Python).
+  std::size_t qsize() const { return channel_.size(); }
+  bool empty() const { return qsize() == 0; }
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& channel_;
+  }
+
+ private:
+  void put_all(const std::vector<Bytes>& items, detail::QueueChannel::Timeout timeout) {
+    if (!channel_.put(items, timeout)) throw Full("fiber: the queue is full");
+  }
+  std::vector<T> take(std::size_t most, detail::QueueChannel::Timeout timeout) {
+    std::vector<T> items;
+    for (const auto& bytes : channel_.get(most, timeout)) {
+      items.push_back(decode<T>(bytes, "a queue's item"));
+    }
+    if (items.empty()) throw Empty("fiber: no item in the queue within the timeout");
+    return items;
+  }
+
+  detail::QueueChannel channel_;
+};
+
+// Python's SimpleQueue: unbounded, put and get without timeouts.
+template <class T>
+class SimpleQueue {
+ public:
+  SimpleQueue() = default;
+
+  void put(const T& item) { queue_.put(item); }
+  T get() { return queue_.get(); }
+  bool empty() const { return queue_.empty(); }
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& queue_;
+  }
+
+ private:
+  Queue<T> queue_;
+};
+
+}  // namespace fiber

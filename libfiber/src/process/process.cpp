@@ -1,0 +1,70 @@
+#include "fiber/process.hpp"
+
+#include <signal.h>
+
+#include <stdexcept>
+
+#include "fiber/errors.hpp"
+
+namespace fiber {
+namespace {
+
+// Python's exitcode for a task that failed with `error`.
+int exitcode_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const WorkerLost& lost) {
+    return lost.exitcode().value_or(1);
+  } catch (...) {
+    return 1;  // the function raised (fiber::TaskError), or its result did not decode
+  }
+}
+
+}  // namespace
+
+Process::~Process() = default;  // the pool's destructor terminates a call still running
+
+void Process::start() {
+  if (pool_ || exitcode_) throw std::logic_error("fiber: a Process can be started only once");
+  // One try: a crash ends the process, as in Python, instead of running the function again.
+  pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1, .max_retries = 0});
+  running_ = launch_(*pool_);
+}
+
+void Process::join() { join_for(std::nullopt); }
+
+bool Process::join_for(std::optional<std::chrono::milliseconds> timeout) {
+  if (!pool_ && !exitcode_) throw std::logic_error("fiber: can only join a started Process");
+  if (exitcode_) return true;
+  if (!running_->wait(timeout)) return false;
+  exitcode_ = exitcode();
+  release();
+  return true;
+}
+
+bool Process::is_alive() const { return running_ && !exitcode_ && !running_->wait(kNoWait); }
+
+std::optional<int> Process::exitcode() const {
+  if (exitcode_) return exitcode_;
+  if (!running_ || !running_->wait(kNoWait)) return std::nullopt;
+  try {
+    running_->rethrow();
+    return 0;
+  } catch (...) {
+    return exitcode_of(std::current_exception());
+  }
+}
+
+void Process::terminate() {
+  if (!is_alive()) return;
+  exitcode_ = -SIGTERM;
+  pool_->terminate();
+  release();
+}
+
+void Process::release() {
+  pool_.reset();
+  running_.reset();
+}
+
+}  // namespace fiber

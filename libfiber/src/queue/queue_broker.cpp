@@ -1,0 +1,213 @@
+#include "queue/queue_broker.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "fiber/errors.hpp"
+#include "log.hpp"
+#include "runtime_state.hpp"
+#include "worker.hpp"
+
+namespace fiber::detail {
+namespace {
+
+using queue_wire::Bytes;
+using queue_wire::Operation;
+using queue_wire::Status;
+
+constexpr int kListenBacklog = 128;
+
+[[noreturn]] void fail(const char* what) {
+  throw Error(std::string("fiber: the queue broker cannot ") + what + ": " + std::strerror(errno));
+}
+
+void reply(int socket, Status status, Bytes body = queue_wire::frame()) {
+  body.insert(body.begin() + sizeof(std::uint32_t), static_cast<char>(status));
+  queue_wire::send_frame(socket, body);
+}
+
+}  // namespace
+
+QueueBroker::QueueBroker(std::string host) : host_(std::move(host)) {
+  listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener_) fail("open a socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = 0;
+  if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    fail("bind its socket");
+  }
+  if (::listen(listener_.get(), kListenBacklog) != 0) fail("listen");
+  socklen_t length = sizeof address;
+  if (::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    fail("read its port");
+  }
+  port_ = ntohs(address.sin_port);
+  acceptor_ = std::thread([this] { accept_connections(); });
+  log::debug("queue broker listening on {}:{}", host_, port_);
+}
+
+QueueBroker::~QueueBroker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto& [id, queue] : queues_) queue->changed.notify_all();
+    for (auto& connection : connections_) ::shutdown(connection.socket.get(), SHUT_RDWR);
+  }
+  ::shutdown(listener_.get(), SHUT_RDWR);
+  acceptor_.join();
+  for (auto& connection : connections_) connection.thread.join();
+}
+
+QueueAddress QueueBroker::create(std::size_t maxsize) {
+  std::lock_guard lock(mutex_);
+  std::uint64_t id = next_id_++;
+  auto& queue = queues_[id];
+  queue = std::make_unique<Queue>();
+  queue->maxsize = maxsize;
+  return QueueAddress{host_, port_, id, maxsize > 0};
+}
+
+void QueueBroker::accept_connections() {
+  while (true) {
+    int socket = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      if (socket >= 0) ::close(socket);
+      return;
+    }
+    if (socket < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      log::error("fiber: the queue broker stops accepting connections: {}", std::strerror(errno));
+      return;
+    }
+    int on = 1;
+    ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    connections_.remove_if([](Connection& done) {
+      if (!done.finished) return false;
+      done.thread.join();
+      return true;
+    });
+    auto& connection = connections_.emplace_back();
+    connection.socket.reset(socket);
+    connection.thread = std::thread([this, &connection] { serve(connection); });
+  }
+}
+
+void QueueBroker::serve(Connection& connection) {
+  int socket = connection.socket.get();
+  while (auto request = queue_wire::receive_frame(socket)) {
+    if (!answer(socket, *request)) break;
+  }
+  // A client that ended (or crashed) mid-request: the request is dropped, the queue lives on.
+  std::lock_guard lock(mutex_);
+  connection.finished = true;
+}
+
+bool QueueBroker::answer(int socket, std::span<const char> request) {
+  if (request.size() < queue_wire::kRequestHead) return false;
+  auto operation = static_cast<Operation>(queue_wire::take<std::uint8_t>(request));
+  auto id = queue_wire::take<std::uint64_t>(request);
+  auto timeout_ms = queue_wire::take<std::int64_t>(request);
+  std::unique_lock lock(mutex_);
+  auto found = queues_.find(id);
+  if (found == queues_.end()) {
+    lock.unlock();
+    reply(socket, Status::unknown_queue);
+    return true;
+  }
+  Queue& queue = *found->second;
+  switch (operation) {
+    case Operation::put: {
+      Status status = put(queue, queue_wire::split_batch(request), lock, timeout_ms);
+      bool answered = queue.maxsize > 0;
+      lock.unlock();
+      if (answered) reply(socket, status);
+      return true;
+    }
+    case Operation::get: {
+      Bytes items = queue_wire::frame();
+      Status status = get(queue, queue_wire::take<std::uint32_t>(request), items, lock, timeout_ms);
+      lock.unlock();
+      reply(socket, status, std::move(items));
+      return true;
+    }
+    case Operation::poll: {
+      bool ready = wait(queue, lock, timeout_ms, [&] { return !queue.items.empty(); });
+      lock.unlock();
+      reply(socket, ready ? Status::ok : Status::timed_out);
+      return true;
+    }
+    case Operation::size: {
+      Bytes size = queue_wire::frame();
+      queue_wire::append(size, static_cast<std::uint64_t>(queue.items.size()));
+      lock.unlock();
+      reply(socket, Status::ok, std::move(size));
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class Ready>
+bool QueueBroker::wait(Queue& queue, std::unique_lock<std::mutex>& lock, std::int64_t timeout_ms,
+                       Ready ready) {
+  auto done = [&] { return stopping_ || ready(); };
+  if (timeout_ms == queue_wire::kForever) {
+    queue.changed.wait(lock, done);
+  } else {
+    queue.changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+  }
+  return !stopping_ && ready();
+}
+
+Status QueueBroker::put(Queue& queue, std::vector<Bytes> items, std::unique_lock<std::mutex>& lock,
+                        std::int64_t timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (auto& item : items) {
+    if (queue.maxsize > 0) {
+      std::int64_t left = timeout_ms;
+      if (timeout_ms != queue_wire::kForever) {
+        left = std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             deadline - std::chrono::steady_clock::now())
+                                             .count());
+      }
+      if (!wait(queue, lock, left, [&] { return queue.items.size() < queue.maxsize; })) {
+        return stopping_ ? Status::stopping : Status::timed_out;
+      }
+    }
+    queue.items.push_back(std::move(item));
+    queue.changed.notify_all();
+  }
+  return Status::ok;
+}
+
+Status QueueBroker::get(Queue& queue, std::uint32_t most, Bytes& reply,
+                        std::unique_lock<std::mutex>& lock, std::int64_t timeout_ms) {
+  if (!wait(queue, lock, timeout_ms, [&] { return !queue.items.empty(); })) {
+    return stopping_ ? Status::stopping : Status::timed_out;
+  }
+  for (std::uint32_t taken = 0; taken < std::max<std::uint32_t>(most, 1) && !queue.items.empty();
+       ++taken) {
+    queue_wire::append_item(reply, queue.items.front());
+    queue.items.pop_front();
+  }
+  queue.changed.notify_all();
+  return Status::ok;
+}
+
+QueueBroker& queue_broker() {
+  RuntimeState& state = runtime_state();
+  std::lock_guard lock(state.queue_broker_mutex);
+  if (!state.queue_broker) state.queue_broker = std::make_unique<QueueBroker>(this_process().host);
+  return *state.queue_broker;
+}
+
+}  // namespace fiber::detail

@@ -1,0 +1,105 @@
+// The queue broker's messages over TCP, in the byte order of the machines (one cluster, one
+// architecture). A request: u32 size of what follows, u8 Operation, u64 queue id, i64 timeout in
+// milliseconds (kForever: none), then the operation's payload. A reply: u32 size, u8 Status,
+// payload. A batch payload is its items one after the other, each as u32 size + bytes.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace fiber::detail::queue_wire {
+
+using Bytes = std::vector<char>;
+
+enum class Operation : std::uint8_t {
+  put,   // payload: a batch; reply only for a bounded queue (an unbounded one takes at once)
+  get,   // payload: u32 most items to take; reply: a batch of at least one item
+  poll,  // reply ok when the queue has an item
+  size,  // reply: u64 items in the queue
+};
+
+enum class Status : std::uint8_t { ok, timed_out, unknown_queue, stopping };
+
+constexpr std::int64_t kForever = -1;
+constexpr std::size_t kRequestHead = 1 + 8 + 8;
+
+template <class T>
+void append(Bytes& out, T value) {
+  std::size_t at = out.size();
+  out.resize(at + sizeof value);
+  std::memcpy(out.data() + at, &value, sizeof value);
+}
+
+template <class T>
+T take(std::span<const char>& in) {
+  T value{};
+  if (in.size() < sizeof value) return value;
+  std::memcpy(&value, in.data(), sizeof value);
+  in = in.subspan(sizeof value);
+  return value;
+}
+
+inline void append_item(Bytes& out, std::span<const char> item) {
+  append(out, static_cast<std::uint32_t>(item.size()));
+  out.insert(out.end(), item.begin(), item.end());
+}
+
+// The items of a batch payload.
+inline std::vector<Bytes> split_batch(std::span<const char> in) {
+  std::vector<Bytes> items;
+  while (in.size() >= sizeof(std::uint32_t)) {
+    auto size = take<std::uint32_t>(in);
+    if (size > in.size()) break;
+    items.emplace_back(in.begin(), in.begin() + size);
+    in = in.subspan(size);
+  }
+  return items;
+}
+
+// A socket's send, without SIGPIPE (task processes keep its default action: it would kill them).
+inline bool send_all(int fd, std::span<const char> bytes) {
+  while (!bytes.empty()) {
+    ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent <= 0) return false;
+    bytes = bytes.subspan(static_cast<std::size_t>(sent));
+  }
+  return true;
+}
+
+inline bool receive_all(int fd, std::span<char> bytes) {
+  while (!bytes.empty()) {
+    ssize_t got = ::recv(fd, bytes.data(), bytes.size(), 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    bytes = bytes.subspan(static_cast<std::size_t>(got));
+  }
+  return true;
+}
+
+// One framed message (what follows its size); empty at end of stream or on an error.
+inline std::optional<Bytes> receive_frame(int fd) {
+  std::uint32_t size = 0;
+  if (!receive_all(fd, std::span(reinterpret_cast<char*>(&size), sizeof size))) return {};
+  Bytes body(size);
+  if (!receive_all(fd, body)) return {};
+  return body;
+}
+
+// Sends `body` (which starts with room for its u32 size, filled in here).
+inline bool send_frame(int fd, Bytes& body) {
+  auto size = static_cast<std::uint32_t>(body.size() - sizeof(std::uint32_t));
+  std::memcpy(body.data(), &size, sizeof size);
+  return send_all(fd, body);
+}
+
+// A frame's start: room for its size.
+inline Bytes frame() { return Bytes(sizeof(std::uint32_t)); }
+
+}  // namespace fiber::detail::queue_wire

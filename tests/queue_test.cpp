@@ -1,0 +1,204 @@
+// fiber::Queue and SimpleQueue, as Python's multiprocessing queues: FIFO, maxsize (Full), Empty
+// at a timeout, from the master, Processes and pool tasks; 100,000 items through 4 Processes
+// exactly once; a producer that crashes leaves what it had put and the queue goes on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fiber/fiber.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kItems = 100'000;
+constexpr int kProducers = 2;
+constexpr int kConsumers = 2;
+constexpr std::size_t kBatch = 500;
+constexpr int kEndOfWork = -1;
+
+void produce(fiber::Queue<int> queue, int first, int count) {
+  std::vector<int> batch;
+  for (int item = first; item < first + count; ++item) {
+    batch.push_back(item);
+    if (batch.size() == kBatch) {
+      queue.put_many(batch);
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) queue.put_many(batch);
+}
+
+// Takes items until kEndOfWork, and puts what it took on `taken`.
+void consume(fiber::Queue<int> work, fiber::Queue<std::vector<int>> taken) {
+  std::vector<int> mine;
+  while (true) {
+    for (int item : work.get_many(kBatch, 20s)) {
+      if (item == kEndOfWork) {
+        taken.put(mine);
+        return;
+      }
+      mine.push_back(item);
+    }
+  }
+}
+
+void put_then_crash(fiber::Queue<std::string> queue) {
+  queue.put("before the crash");
+  raise(SIGSEGV);
+  queue.put("never put");
+}
+
+int put_square(fiber::SimpleQueue<int> queue, int x) {
+  queue.put(x * x);
+  return x;
+}
+
+std::pair<std::string, int> echo_pair(fiber::Queue<std::pair<std::string, int>> in) {
+  return in.get(10s);
+}
+
+int make_a_queue(int maxsize) {
+  fiber::Queue<int> queue(maxsize);
+  return maxsize;
+}
+
+int use_an_unattached_queue(int x) {
+  fiber::Queue<int> queue;  // outside the master: only what an argument is read into
+  queue.put(x);
+  return x;
+}
+
+}  // namespace
+
+FIBER_TASK(make_a_queue);
+FIBER_TASK(use_an_unattached_queue);
+FIBER_TASK(produce);
+FIBER_TASK(consume);
+FIBER_TASK(put_then_crash);
+FIBER_TASK(put_square);
+FIBER_TASK(echo_pair);
+
+namespace {
+
+TEST(Queue, FifoInTheMaster) {
+  fiber::Queue<int> queue;
+  EXPECT_TRUE(queue.empty());
+  for (int i = 0; i < 10; ++i) queue.put(i);
+  EXPECT_EQ(queue.qsize(), 10u);
+  EXPECT_FALSE(queue.empty());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(queue.get(), i);
+  EXPECT_TRUE(queue.empty());
+}
+
+// CPython's test_qsize / test_get_nowait / test_put_nowait with maxsize.
+TEST(Queue, MaxsizeRaisesFullAndGetRaisesEmpty) {
+  fiber::Queue<int> queue(2);
+  queue.put(1);
+  queue.put_nowait(2);
+  EXPECT_THROW(queue.put_nowait(3), fiber::Full);
+  EXPECT_THROW(queue.put(3, 100ms), fiber::Full);
+  EXPECT_EQ(queue.qsize(), 2u);
+  EXPECT_EQ(queue.get(), 1);
+  queue.put(3, 100ms);
+  EXPECT_EQ(queue.get_nowait(), 2);
+  EXPECT_EQ(queue.get(1s), 3);
+  EXPECT_THROW(queue.get_nowait(), fiber::Empty);
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(queue.get(300ms), fiber::Empty);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 300ms);
+}
+
+TEST(Queue, AnyType) {
+  fiber::Queue<std::pair<std::string, int>> queue;
+  queue.put({"seven", 7});
+  EXPECT_EQ(queue.get(), std::make_pair(std::string("seven"), 7));
+}
+
+TEST(Queue, PoolTasksPutAndGet) {
+  fiber::SimpleQueue<int> squares;
+  fiber::Pool pool({.processes = 2});
+  std::vector<std::tuple<fiber::SimpleQueue<int>, int>> calls;
+  for (int x = 1; x <= 20; ++x) calls.emplace_back(squares, x);
+  pool.starmap(put_square, calls);
+  std::vector<int> got;
+  for (int i = 0; i < 20; ++i) got.push_back(squares.get());
+  std::sort(got.begin(), got.end());
+  std::vector<int> expected;
+  for (int x = 1; x <= 20; ++x) expected.push_back(x * x);
+  EXPECT_EQ(got, expected);
+  EXPECT_TRUE(squares.empty());
+
+  fiber::Queue<std::pair<std::string, int>> to_task;
+  auto echoed = pool.apply_async(echo_pair, to_task);
+  to_task.put({"from the master", 1});
+  EXPECT_EQ(echoed.get(), std::make_pair(std::string("from the master"), 1));
+}
+
+// 100,000 items from 2 producer Processes to 2 consumer Processes, each exactly once.
+TEST(Queue, ProducersAndConsumersMoveEveryItemExactlyOnce) {
+  fiber::Queue<int> work(10'000);
+  fiber::Queue<std::vector<int>> taken;
+  std::vector<std::unique_ptr<fiber::Process>> processes;
+  for (int p = 0; p < kProducers; ++p) {
+    processes.push_back(std::make_unique<fiber::Process>(produce, work, p * kItems / kProducers,
+                                                         kItems / kProducers));
+  }
+  for (int c = 0; c < kConsumers; ++c) {
+    processes.push_back(std::make_unique<fiber::Process>(consume, work, taken));
+  }
+  for (auto& process : processes) process->start();
+  for (int p = 0; p < kProducers; ++p) {
+    processes[p]->join();
+    EXPECT_EQ(processes[p]->exitcode(), 0);
+  }
+  for (int c = 0; c < kConsumers; ++c) work.put(kEndOfWork);
+  std::vector<int> all;
+  for (int c = 0; c < kConsumers; ++c) {
+    auto part = taken.get(30s);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  for (int c = 0; c < kConsumers; ++c) {
+    processes[kProducers + c]->join();
+    EXPECT_EQ(processes[kProducers + c]->exitcode(), 0);
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<int> expected(kItems);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(all, expected);
+}
+
+// Outside the master a queue cannot be made: one clear error, not a connection to nowhere.
+TEST(Queue, IsMadeInTheMasterOnly) {
+  fiber::Pool pool({.processes = 1});
+  for (auto task : {make_a_queue, use_an_unattached_queue}) {
+    try {
+      pool.apply(task, 3);
+      ADD_FAILURE() << "a task made a queue";
+    } catch (const fiber::TaskError& error) {
+      EXPECT_NE(error.message().find("a queue is made in the master"), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+TEST(Queue, AWriterThatCrashesLeavesWhatItPutAndTheQueueGoesOn) {
+  fiber::Queue<std::string> queue;
+  fiber::Process writer(put_then_crash, queue);
+  writer.start();
+  writer.join();
+  EXPECT_EQ(writer.exitcode(), -SIGSEGV);
+  EXPECT_EQ(queue.get(5s), "before the crash");
+  // Every writer is gone: a get with a timeout returns Empty at its timeout.
+  EXPECT_THROW(queue.get(300ms), fiber::Empty);
+  queue.put("after");
+  EXPECT_EQ(queue.get(), "after");
+}
+
+}  // namespace
