@@ -613,9 +613,10 @@ TEST(RunLog, AppendsRewriteChunksInPlace) {
 }
 
 // A log compressed after the run (h5repack, e.g. to archive it) is read exactly, but refused for
-// appending in one line and left as it was (it used to be refused as "damaged"); an uncompressed
-// copy of it resumes.
+// appending in one line and left as it was (it used to be refused as "damaged"); its checksums
+// still find a damaged chunk; an uncompressed copy of it resumes.
 TEST(RunLog, CompressedLogIsReadButNotAppendedTo) {
+  constexpr std::uint64_t kInsideTheStream = 10;  // past zlib's 2-byte header
   TempDir dir;
   const auto path = dir / "log.h5";
   const auto packed = dir / "packed.h5";
@@ -634,6 +635,8 @@ TEST(RunLog, CompressedLogIsReadButNotAppendedTo) {
   EXPECT_EQ(read_with_h5py(dir, packed, true).environment, "Pendulum");
 
   const std::vector<char> bytes = test::read_file(packed);
+  const auto damaged = dir / "damaged.h5";
+  test::write_file(damaged, bytes);
   StderrCapture capture;
   try {
     RunLog::open(packed);
@@ -645,6 +648,19 @@ TEST(RunLog, CompressedLogIsReadButNotAppendedTo) {
   }
   EXPECT_EQ(capture.text(), "");
   EXPECT_TRUE(test::read_file(packed) == bytes) << "the refused log was changed";
+
+  test::flip_byte(damaged, first_chunk_offset(damaged, "return_mean") + kInsideTheStream);
+  const RunLog damaged_log = RunLog::open(damaged, RunLog::Access::read_only);
+  try {
+    damaged_log.doubles("return_mean");
+    ADD_FAILURE() << "a damaged compressed chunk was read";
+  } catch (const RunLogError& error) {
+    EXPECT_TRUE(one_line_naming(error.what(), damaged)) << error.what();
+    EXPECT_NE(std::string(error.what()).find("checksum mismatch in /log/return_mean"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(damaged_log.int64s("generation"), e.generation);
 
   const auto unpack =
       run_command("h5repack -f NONE -f FLET " + quoted(packed) + " " + quoted(unpacked) + " 2>&1");
