@@ -3,7 +3,10 @@
 #   benchmarks/rollout_log/rollout_log_cost.sh BUILD_DIR [WORKERS] [GENERATIONS]
 # Runs fiber-es on Humanoid-v5 (apps/es/configs/humanoid_v5.toml, population 2048, no evaluation
 # episodes) for the generation time, then rollout_log_cost for the log's time per generation
-# (rows built and appended, as the trainer does), and prints both and their ratio.
+# (rows built and appended, as the trainer does), and prints both and their ratio. Then the size
+# of the rollout logs of real rollouts, --rollout-log full (that run) and summary (one more
+# generation): bytes per rollout as written (uncompressed) and compressed after the run by
+# h5repack (shuffle, deflate 6, Fletcher32), and their ratio.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 workers=${2:-2}
@@ -15,6 +18,12 @@ cd "$work"
 "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" \
   --config "$here/../../apps/es/configs/humanoid_v5.toml" --population 2048 --eval-episodes 0 \
   --workers "$workers" --generations "$generations" --output es.h5 >/dev/null
+"$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" \
+  --config "$here/../../apps/es/configs/humanoid_v5.toml" --population 2048 --eval-episodes 0 \
+  --workers "$workers" --generations 1 --rollout-log summary --output summary.h5 >/dev/null
+for level in es summary; do
+  h5repack -f SHUF -f GZIP=6 -f FLET "$level.rollouts.h5" "$level.packed.h5"
+done
 log_line=$("$build/benchmarks/rollout_log/rollout_log_cost" --generations 200 --output cost.rollouts.h5)
 echo "$log_line"
 /usr/bin/python3 - "$log_line" "$workers" <<'PY'
@@ -32,4 +41,14 @@ share = 100 * (build_ms + append_ms) / generation_ms
 print(f"fiber-es Humanoid-v5, 2048 rollouts per generation on {workers} workers: "
       f"{generation_ms:.0f} ms per generation (median of {n}; {steps.mean() / 2048:.0f} steps per "
       f"episode; {rows} rollout rows); the rollout log: {build_ms + append_ms:.2f} ms = {share:.3f} %")
+def data_bytes(path):  # the columns' stored chunks: what grows with the rows
+    with h5py.File(path) as f:
+        return sum(ds.id.get_storage_size() for ds in f["log"].values())
+for level, name in (("full", "es"), ("summary", "summary")):
+    with h5py.File(f"{name}.rollouts.h5") as f:
+        rows = int(f["log"].attrs["rows"])
+        rollouts = int(f["log/episodes"][:rows].sum()) if level == "summary" else rows
+    written, packed = (data_bytes(f"{name}.{kind}.h5") for kind in ("rollouts", "packed"))
+    print(f"--rollout-log {level}: {rows} rows; data bytes per rollout: {written / rollouts:.1f} "
+          f"as written, {packed / rollouts:.1f} compressed by h5repack, ratio {packed / written:.2f}")
 PY

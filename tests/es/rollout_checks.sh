@@ -9,7 +9,8 @@
 #            those of one uninterrupted run, every generation once.
 # stop:      SIGTERM in the middle of a generation, then --resume auto: every generation's
 #            rollouts exactly once, each generation whole.
-# damaged:   a damaged chunk of /log/return is refused on resume, the file left as it was.
+# damaged:   a damaged chunk of /log/return is refused on resume, the file left as it was; so is
+#            a rollout log compressed by h5repack (appending to it is not crash-safe), in one line.
 # bad-input: a bad --rollout-log value, a foreign file or an earlier run's rollouts at
 #            OUTPUT.rollouts.h5, --checkpoint naming it, a resume with another --rollout-log:
 #            one line, exit 2, nothing overwritten.
@@ -146,6 +147,13 @@ damaged)
   expect_status 2 "damaged.rollouts.h5: damaged (checksum mismatch in /log/return, rows 0-19" \
     "${es[@]}" "${cartpole[@]}" --workers 1 --generations 3 --output damaged.h5 --resume auto
   [[ $(sha256sum <damaged.rollouts.h5) == "$before" ]] || fail "the damaged rollout log was changed"
+  "${es[@]}" "${cartpole[@]}" --workers 1 --generations 2 --output packed.h5 >/dev/null
+  h5repack -f SHUF -f GZIP=6 -f FLET packed.rollouts.h5 compressed.h5
+  mv compressed.h5 packed.rollouts.h5
+  before=$(sha256sum <packed.rollouts.h5)
+  expect_status 2 "packed.rollouts.h5: /log/generation is compressed (e.g. by h5repack)" \
+    "${es[@]}" "${cartpole[@]}" --workers 1 --generations 3 --output packed.h5 --resume auto
+  [[ $(sha256sum <packed.rollouts.h5) == "$before" ]] || fail "the compressed rollout log was changed"
   ;;
 bad-input)
   for value in bogus "" full,summary; do

@@ -176,6 +176,19 @@ struct RunLog::Impl {
     return values;
   }
 
+  // Appends rewrite the last chunk of every column. A compressed chunk then changes its size, so
+  // HDF5 moves it and may give its old place to another chunk written in the same flush, before
+  // the index that no longer points there is on disk: a crash in between damages counted rows.
+  void refuse_compressed(std::size_t i) const {
+    const std::string column = "/log/" + columns[i].name;
+    if (attempt_damaged(column, [&] { return datasets[i].compressed(); })) {
+      fail(column +
+           " is compressed (e.g. by h5repack), and appending to compressed columns is not "
+           "crash-safe: open it read-only, or resume from an uncompressed copy (h5repack -f NONE "
+           "-f FLET IN OUT)");
+    }
+  }
+
   // Checks the chunks of column i that hold complete rows, before anything is written. A chunk
   // whose checksum fails is refused as corrupted unless a crash in the middle of an append
   // explains it: the complete rows are intact and the stored checksum is still that of the chunk
@@ -435,6 +448,7 @@ RunLog RunLog::open(const std::filesystem::path& path, Access access) {
   if (committed)
     impl->rows = std::min<std::size_t>(impl->rows, std::max<std::int64_t>(*committed, 0));
   if (impl->writable) {
+    for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->refuse_compressed(i);
     for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->verify_complete_rows(i);
     // Cut every column back to the complete rows, and repair a chunk torn by a crash.
     for (std::size_t i = 0; i < impl->columns.size(); ++i) {

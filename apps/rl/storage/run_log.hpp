@@ -13,10 +13,11 @@
 //   log.truncate(42);  // drop the rows written after the checkpoint: no generation twice
 //
 // Layout: each column is a chunked, extendible 1-D dataset /log/<name> (float64 or int64, with
-// Fletcher32 checksums); the attribute /log@rows counts the complete rows; /meta/<key> are scalar
-// UTF-8 string datasets (config text, versions, hosts, start time); the root carries `format` =
-// "fiber-runlog" and `version` = 1. h5py: f["log/return_mean"][:f["log"].attrs["rows"]],
-// f["meta/environment"][()].decode().
+// Fletcher32 checksums; not compressed, and a compressed copy, e.g. by h5repack, is only read:
+// appending to compressed chunks is not crash-safe); the attribute /log@rows counts the complete
+// rows; /meta/<key> are scalar UTF-8 string datasets (config text, versions, hosts, start time);
+// the root carries `format` = "fiber-runlog" and `version` = 1. h5py:
+// f["log/return_mean"][:f["log"].attrs["rows"]], f["meta/environment"][()].decode().
 //
 // Crash safety: append() writes the row, flushes (H5Fflush), then raises /log@rows and flushes
 // again, so a crash of the process loses at most the row being written; sync() also asks the OS

@@ -586,6 +586,98 @@ TEST(RunLog, ChunkTornByACrashedAppendIsRepaired) {
   EXPECT_EQ(capture.text(), "");
 }
 
+// Each column's first chunk as stored, "byte_offset size" (h5py, without taking the lock, as the
+// log's readers do while the run writes it).
+std::string stored_chunks(const std::filesystem::path& path) {
+  const auto result =
+      run_command(std::string("HDF5_USE_FILE_LOCKING=FALSE ") + kPython +
+                  " -c \"import h5py, sys\nwith h5py.File(sys.argv[1], 'r') as f:\n" +
+                  "  for ds in f['log'].values():\n    c = ds.id.get_chunk_info(0)\n" +
+                  "    print(c.byte_offset, c.size)\" " + quoted(path) + " 2>&1");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  return result.output;
+}
+
+// What the crash repair rests on: an append rewrites the last chunk of each column in place
+// (uncompressed chunks keep their size, so HDF5 never moves them nor reuses their place).
+TEST(RunLog, AppendsRewriteChunksInPlace) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  RunLog log = RunLog::create(path, es_columns());
+  fill(log, 0, 1);
+  const std::string before = stored_chunks(path);
+  EXPECT_NE(before, "");
+  fill(log, 1, 20);
+  log.append_rows({{21, 0, 1.0, 2.0, 3.0, 4.0}, {22, 0, 1.0, 2.0, 3.0, 4.0}});
+  EXPECT_EQ(stored_chunks(path), before);
+}
+
+// A log compressed after the run (h5repack, e.g. to archive it) is read exactly, but refused for
+// appending in one line and left as it was (it used to be refused as "damaged"); its checksums
+// still find a damaged chunk; an uncompressed copy of it resumes.
+TEST(RunLog, CompressedLogIsReadButNotAppendedTo) {
+  constexpr std::uint64_t kInsideTheStream = 10;  // past zlib's 2-byte header
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  const auto packed = dir / "packed.h5";
+  const auto unpacked = dir / "unpacked.h5";
+  Expected e;
+  {
+    RunLog log = RunLog::create(path, es_columns());
+    log.set_meta("environment", "Pendulum");
+    e = fill(log, 0, 1500);  // two chunks per column
+  }
+  const auto pack = run_command("h5repack -f SHUF -f GZIP=6 -f FLET " + quoted(path) + " " +
+                                quoted(packed) + " 2>&1");
+  ASSERT_EQ(pack.exit_code, 0) << pack.output;
+  ASSERT_LT(std::filesystem::file_size(packed), std::filesystem::file_size(path));
+  expect_rows(RunLog::open(packed, RunLog::Access::read_only), e);
+  EXPECT_EQ(read_with_h5py(dir, packed, true).environment, "Pendulum");
+
+  const std::vector<char> bytes = test::read_file(packed);
+  const auto damaged = dir / "damaged.h5";
+  test::write_file(damaged, bytes);
+  StderrCapture capture;
+  try {
+    RunLog::open(packed);
+    ADD_FAILURE() << "a compressed log opened for writing";
+  } catch (const RunLogError& error) {
+    EXPECT_TRUE(one_line_naming(error.what(), packed)) << error.what();
+    EXPECT_NE(std::string(error.what()).find("/log/generation is compressed"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(capture.text(), "");
+  EXPECT_TRUE(test::read_file(packed) == bytes) << "the refused log was changed";
+
+  test::flip_byte(damaged, first_chunk_offset(damaged, "return_mean") + kInsideTheStream);
+  const RunLog damaged_log = RunLog::open(damaged, RunLog::Access::read_only);
+  try {
+    damaged_log.doubles("return_mean");
+    ADD_FAILURE() << "a damaged compressed chunk was read";
+  } catch (const RunLogError& error) {
+    EXPECT_TRUE(one_line_naming(error.what(), damaged)) << error.what();
+    EXPECT_NE(std::string(error.what()).find("checksum mismatch in /log/return_mean"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(damaged_log.int64s("generation"), e.generation);
+
+  const auto unpack =
+      run_command("h5repack -f NONE -f FLET " + quoted(packed) + " " + quoted(unpacked) + " 2>&1");
+  ASSERT_EQ(unpack.exit_code, 0) << unpack.output;
+  {
+    RunLog log = RunLog::open(unpacked);
+    log.truncate(1200);  // resumed from a checkpoint after row 1199
+    fill(log, 1200, 400);
+  }
+  Expected reference;
+  {
+    RunLog log = RunLog::create(dir / "reference.h5", es_columns());
+    reference = fill(log, 0, 1600);
+  }
+  expect_rows(RunLog::open(unpacked, RunLog::Access::read_only), reference);
+}
+
 TEST(RunLog, SyncAndUseAfterClose) {
   TempDir dir;
   RunLog log = RunLog::create(dir / "log.h5", es_columns());

@@ -63,6 +63,22 @@ void Dataset::write_all(hid_t memory_type, const void* data) const {
   check(H5Dwrite(id(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data));
 }
 
+bool Dataset::compressed() const {
+  const Handle dcpl(checked_id(H5Dget_create_plist(id())), H5Pclose);
+  const int filters = H5Pget_nfilters(dcpl.id());
+  check(filters);
+  for (int k = 0; k < filters; ++k) {
+    unsigned flags = 0;
+    std::size_t values = 0;
+    unsigned filter_config = 0;
+    const H5Z_filter_t filter = H5Pget_filter2(dcpl.id(), static_cast<unsigned>(k), &flags, &values,
+                                               nullptr, 0, nullptr, &filter_config);
+    check(filter);
+    if (filter != H5Z_FILTER_FLETCHER32 && filter != H5Z_FILTER_SHUFFLE) return true;
+  }
+  return false;
+}
+
 hsize_t Dataset::stored_chunk_size(hsize_t offset) const {
   const hsize_t position[1] = {offset};
   hsize_t stored_size = 0;

@@ -40,6 +40,9 @@ class Dataset : public Handle {
   void read_all(hid_t memory_type, void* out) const;
   void write_all(hid_t memory_type, const void* data) const;
 
+  // True if a filter changes the size of the stored chunks (deflate, as h5repack -f GZIP adds it,
+  // szip, ...; Fletcher32 and shuffle do not): such a chunk moves in the file when rewritten.
+  bool compressed() const;
   // The size of the chunk at element `offset` as stored, and its bytes (data, then the 4-byte
   // checksum) into `chunk`, which must have that size.
   hsize_t stored_chunk_size(hsize_t offset) const;
