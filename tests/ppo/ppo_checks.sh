@@ -185,6 +185,24 @@ bad-input)
   expect_refused "--gamma: must be a finite number in \[0, 1\], not 1.5" --gamma 1.5
   expect_refused "--entropy-coefficient: must be a finite number >= 0, not -1" \
     --entropy-coefficient -1
+  # --step-sleep-us: a whole number of microseconds in [0, 10^7], on the command line or in a
+  # config; a valid one is slept in the worker, at least steps x the sleep per segment task.
+  expect_refused "--step-sleep-us: must be a finite number in \[0, 10000000\], not -1" \
+    --step-sleep-us -1
+  expect_refused "--step-sleep-us: .*not 20000000" --step-sleep-us 20000000
+  expect_refused "--step-sleep-us" --step-sleep-us 2.5
+  expect_refused "--step-sleep-us" --step-sleep-us abc
+  printf 'step-sleep-us = -5\n' >sleep.toml
+  expect_refused "step-sleep-us" --config sleep.toml
+  "${ppo[@]}" --config "$configs/cartpole.toml" --envs 2 --steps 50 --total-timesteps 200 \
+    --minibatches 2 --workers 2 --step-sleep-us 2000 --output sleep.h5 >/dev/null
+  $python - <<'PY' || fail "--step-sleep-us 2000 not slept in the segment tasks"
+import h5py
+with h5py.File("sleep.tasks.h5") as f:
+    rows = f["log"].attrs["rows"]
+    seconds = f["log/seconds"][:rows]
+    assert rows == 4 and all(seconds >= 50 * 2000e-6), (rows, seconds)
+PY
   ;;
 data-safety)
   cartpole=(--config "$configs/cartpole.toml" --workers 2)
