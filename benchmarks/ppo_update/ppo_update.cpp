@@ -35,6 +35,7 @@ constexpr double kAdamEpsilon = 1e-5;   // fiber-ppo's (CleanRL's)
 constexpr double kInitialLogStd = 0.0;
 constexpr std::uint64_t kSeed = 1;
 constexpr double kGiga = 1e9;
+constexpr int kMaxCount = 1'000'000'000;  // of any flag's count: a readable range
 
 struct Flags {
   std::string environment = "Humanoid-v5";
@@ -131,13 +132,14 @@ int main(int argc, char** argv) {
   Flags f;
   CLI::App app{"fiber-ppo's update against the GEMM floor of its shapes", "ppo_update"};
   app.add_option("--env", f.environment, "the environment whose shapes the networks take");
-  app.add_option("--hidden", f.hidden, "hidden layer sizes")->check(CLI::PositiveNumber);
-  app.add_option("--samples", f.samples, "samples of an iteration")->check(CLI::PositiveNumber);
-  app.add_option("--epochs", f.epochs, "passes over the samples")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", f.hidden, "hidden layer sizes")->check(CLI::Range(1, kMaxCount));
+  app.add_option("--samples", f.samples, "samples of an iteration")
+      ->check(CLI::Range(1, kMaxCount));
+  app.add_option("--epochs", f.epochs, "passes over the samples")->check(CLI::Range(1, kMaxCount));
   app.add_option("--minibatches", f.minibatches, "minibatches per epoch")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, kMaxCount));
   app.add_option("--repeats", f.repeats, "measurements of each, the smallest kept")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, kMaxCount));
   app.add_flag("--header", f.header, "print the CSV header first");
   if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   const long minibatch = f.samples / f.minibatches;
