@@ -111,6 +111,9 @@ def main():
             args.step_sleep_us < 0 or args.iterations < 2:
         parser.error("workers, --steps, --nodes, --project-to: positive; --step-sleep-us: "
                      ">= 0; --iterations: at least 2")
+    if args.project_to < max(args.workers + [BASELINE_WORKERS]):
+        parser.error("--project-to: at least the largest run's workers (report.py takes the "
+                     "largest update measured for the projection's)")
     if args.header:
         print(HEADER, flush=True)
     layouts = [(workers, args.nodes) for workers in args.workers] + [(BASELINE_WORKERS, 1)]
