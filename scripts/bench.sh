@@ -8,6 +8,9 @@
 #   es_scaling   fiber-es on 4 simulated nodes, 1 .. 128 workers, population 2,048, P = 353 .. 167k:
 #                the master's CPU, messages and bytes per generation, the pool's start-up CPU, and
 #                the paper's ES workload projected from them to 4,096 workers
+#   ppo_scaling  fiber-ppo on Humanoid-v5 with a simulated step cost, 1 .. 64 workers on 4 simulated
+#                nodes and 8 on one: rollout and update per iteration, the update alone against the
+#                GEMMs of its shapes, the paper's 256 against 8 workers projected from them
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
@@ -36,11 +39,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-benchmarks=(throughput overhead es_scaling noise_memory elasticity large_results task_hop
-  queue_pipe)
+benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity large_results
+  task_hop queue_pipe)
 quick=false
 only=()
 results=benchmarks/results
@@ -81,7 +84,7 @@ if [[ -z $build ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
     fiber_overhead sleep_floor mpi_rounds noise_memory fiber_elasticity large_results \
-    fiber_mpi_counts mpi_counts_check task_hop queue_pipe
+    fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
 build=$(cd "$build" && pwd)
@@ -195,6 +198,7 @@ if $quick; then
   peer_limit=90
   hang_limit=${hang_limit:-30}
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
+  ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64)
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
   large_results_passes=1
@@ -208,6 +212,7 @@ else
   peer_limit=600
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
+  ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256)
   noise_memory=(--floats 25000000)
   noise_workers=(1 4 16)
   large_results_passes=3
@@ -270,6 +275,15 @@ bench_es_scaling() {
     benchmarks/es_scaling/es_scaling.py "$build" --header "${es_scaling[@]}"
   end_csv es_scaling
   report es_scaling benchmarks/es_scaling/report.py
+}
+
+# PPO scaling (its header comes from ppo_scaling.py --header).
+bench_ppo_scaling() {
+  : >"$results/ppo_scaling.csv.tmp"
+  measure ppo_scaling 1200 "$results/ppo_scaling.csv.tmp" $python \
+    benchmarks/ppo_scaling/ppo_scaling.py "$build" --header "${ppo_scaling[@]}"
+  end_csv ppo_scaling
+  report ppo_scaling benchmarks/ppo_scaling/report.py
 }
 
 # Noise-table memory: one run per configuration, so that no parked workers are counted.

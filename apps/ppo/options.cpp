@@ -96,6 +96,12 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
                  "park the workers (pool size 0) while the master updates the networks");
+  app.add_option("--step-sleep-us", o.step_sleep_us,
+                 "simulated cost of an environment step in microseconds, slept at the end of "
+                 "each segment and evaluation episode: a controlled rollout cost for scaling "
+                 "benchmarks (0: none)")
+      ->check(rl::in_range(0, 10'000'000))
+      ->capture_default_str();
   rl::add_run_files(app, o.files, "iteration");
   rl::add_rollout_log(app, o.rollout_log,
                       "rollout logs: 'full' (OUTPUT with .rollouts.h5, one row per finished "

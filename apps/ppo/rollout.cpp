@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "actor_critic.hpp"
 #include "environment_state.hpp"
@@ -59,6 +60,14 @@ Eigen::VectorXd clipped_for(const rl::ActionSpace& space, const Eigen::VectorXd&
     clipped(i) = std::clamp(action(i), space.low[k], space.high[k]);
   }
   return clipped;
+}
+
+// The simulated cost of `steps` steps (--step-sleep-us), slept in one go: one call per step
+// would cost CPU itself.
+void simulate_step_cost(const WorkerState& s, std::int64_t steps) {
+  if (s.settings.step_sleep_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(s.settings.step_sleep_us * steps));
+  }
 }
 
 }  // namespace
@@ -164,6 +173,7 @@ Segment ppo_collect(SegmentTask task) {
   }
   out.last_value = s.model.value_of(normalized(s, raw));
   slot.physics = capture_state(env);
+  simulate_step_cost(s, steps);
   out.raw_observation_sum.assign(sum.data(), sum.data() + sum.size());
   out.raw_observation_sumsq.assign(sumsq.data(), sumsq.data() + sumsq.size());
   const fiber::WorkerInfo& worker = fiber::this_worker();
@@ -186,6 +196,7 @@ EvaluationResult ppo_evaluate(std::uint64_t seed) {
     if (step.terminated || step.truncated) break;
     raw = std::move(step.observation);
   }
+  simulate_step_cost(s, result.length);
   return result;
 }
 

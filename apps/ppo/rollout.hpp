@@ -29,10 +29,11 @@ struct Settings {
   std::vector<long> hidden;
   std::uint64_t seed = 0;
   double observation_clip = 10.0;
+  int step_sleep_us = 0;  // simulated cost of a step, slept at the task's end (benchmarks)
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
-    archive& environment& hidden& seed& observation_clip;
+    archive& environment& hidden& seed& observation_clip& step_sleep_us;
   }
 };
 

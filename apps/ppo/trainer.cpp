@@ -315,7 +315,10 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
   }
   Options run = o;
   if (run.workers == 0) run.workers = o.environments;
-  Settings settings{o.environment, o.hidden, o.seed};
+  Settings settings{.environment = o.environment,
+                    .hidden = o.hidden,
+                    .seed = o.seed,
+                    .step_sleep_us = o.step_sleep_us};
   fiber::Pool& pool = session.start_pool({.processes = run.workers,
                                           .initializer = fiber::call(ppo_setup, settings),
                                           .task_timeout = rl::task_timeout(o.task_timeout)});

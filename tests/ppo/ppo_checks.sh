@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|scaling
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
@@ -21,6 +21,8 @@
 #            and a missing --checkpoint folder are refused; storage errors exit 2; disk full (a
 #            small tmpfs in a private mount namespace) is one line, no segfault at exit, and the
 #            last checkpoint survives.
+# scaling:   benchmarks/ppo_scaling (small) writes every run and update, its report the
+#            comparison and the target; benchmarks/ppo_update refuses bad flags with one line.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -185,6 +187,24 @@ bad-input)
   expect_refused "--gamma: must be a finite number in \[0, 1\], not 1.5" --gamma 1.5
   expect_refused "--entropy-coefficient: must be a finite number >= 0, not -1" \
     --entropy-coefficient -1
+  # --step-sleep-us: a whole number of microseconds in [0, 10^7], on the command line or in a
+  # config; a valid one is slept in the worker, at least steps x the sleep per segment task.
+  expect_refused "--step-sleep-us: must be a finite number in \[0, 10000000\], not -1" \
+    --step-sleep-us -1
+  expect_refused "--step-sleep-us: .*not 20000000" --step-sleep-us 20000000
+  expect_refused "--step-sleep-us" --step-sleep-us 2.5
+  expect_refused "--step-sleep-us" --step-sleep-us abc
+  printf 'step-sleep-us = -5\n' >sleep.toml
+  expect_refused "step-sleep-us" --config sleep.toml
+  "${ppo[@]}" --config "$configs/cartpole.toml" --envs 2 --steps 50 --total-timesteps 200 \
+    --minibatches 2 --workers 2 --step-sleep-us 2000 --output sleep.h5 >/dev/null
+  $python - <<'PY' || fail "--step-sleep-us 2000 not slept in the segment tasks"
+import h5py
+with h5py.File("sleep.tasks.h5") as f:
+    rows = f["log"].attrs["rows"]
+    seconds = f["log/seconds"][:rows]
+    assert rows == 4 and all(seconds >= 50 * 2000e-6), (rows, seconds)
+PY
   ;;
 data-safety)
   cartpole=(--config "$configs/cartpole.toml" --workers 2)
@@ -257,6 +277,37 @@ SH
   [[ $(cat status.txt) -eq 2 ]] || { cat err.txt; fail "disk full: exit $(cat status.txt), not 2"; }
   [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full: not one line"; }
   grep -q "resumed from disk/log.ckpt.h5 at iteration 2" resumed.txt || fail "no resume"
+  ;;
+scaling)
+  # benchmarks/ppo_scaling on 4 simulated nodes, small: every run's iterations and the updates
+  # alone reach the CSV, and the report states the comparison and the target; ppo_update refuses
+  # bad flags with one line.
+  update="$build/benchmarks/ppo_update/ppo_update"
+  expect_status 2 "ppo_update: --samples: .*not in range 1 to" "$update" --samples 0
+  expect_status 2 "fewer than 2" "$update" --samples 8 --minibatches 8
+  expect_status 2 "ppo_update: .*unknown environment 'Nope'" "$update" --env Nope
+  $python "$here/../../benchmarks/ppo_scaling/ppo_scaling.py" "$build" --header --workers 1 2 \
+    --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 4 >scaling.csv
+  $python - <<'PY' || fail "ppo_scaling.csv"
+import csv
+rows = list(csv.DictReader(open("scaling.csv")))
+runs = sorted((r["workers"], r["nodes"], r["iteration"]) for r in rows if r["kind"] == "run")
+assert runs == [(w, n, i) for w, n in (("1", "4"), ("2", "4"), ("8", "1")) for i in "01"], runs
+updates = {r["samples"]: r for r in rows if r["kind"] == "update"}
+assert sorted(updates, key=int) == ["64", "128", "256"], sorted(updates)
+for r in rows:
+    assert float(r["update_seconds"]) > 0, r
+    if r["kind"] == "run":
+        assert float(r["rollout_seconds"]) >= float(r["task_seconds_max"]) >= 64 * 1e-3, r
+    else:
+        assert float(r["gemm_seconds"]) > 0, r
+PY
+  $python "$here/../../benchmarks/ppo_scaling/report.py" scaling.csv --markdown scaling.md \
+    --plot scaling.png >/dev/null
+  grep -q "^Target: T(4) < 0.5 x T(8, one node): .*: \(met\|NOT met\)\. " scaling.md ||
+    { cat scaling.md; fail "no target line"; }
+  grep -q "^| 8 (1 node, the baseline) | .* | 1.00 |" scaling.md || fail "no baseline row"
+  [[ -s scaling.png ]] || fail "no plot"
   ;;
 *)
   fail "unknown check '$2'"
