@@ -287,14 +287,14 @@ scaling)
   expect_status 2 "fewer than 2" "$update" --samples 8 --minibatches 8
   expect_status 2 "ppo_update: .*unknown environment 'Nope'" "$update" --env Nope
   $python "$here/../../benchmarks/ppo_scaling/ppo_scaling.py" "$build" --header --workers 1 2 \
-    --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 4 >scaling.csv
+    --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 16 >scaling.csv
   $python - <<'PY' || fail "ppo_scaling.csv"
 import csv
 rows = list(csv.DictReader(open("scaling.csv")))
 runs = sorted((r["workers"], r["nodes"], r["iteration"]) for r in rows if r["kind"] == "run")
 assert runs == [(w, n, i) for w, n in (("1", "4"), ("2", "4"), ("8", "1")) for i in "01"], runs
 updates = {r["samples"]: r for r in rows if r["kind"] == "update"}
-assert sorted(updates, key=int) == ["64", "128", "256"], sorted(updates)
+assert sorted(updates, key=int) == ["64", "128", "1024"], sorted(updates)
 for r in rows:
     assert float(r["update_seconds"]) > 0, r
     if r["kind"] == "run":
@@ -304,7 +304,7 @@ for r in rows:
 PY
   $python "$here/../../benchmarks/ppo_scaling/report.py" scaling.csv --markdown scaling.md \
     --plot scaling.png >/dev/null
-  grep -q "^Target: T(4) < 0.5 x T(8, one node): .*: \(met\|NOT met\)\. " scaling.md ||
+  grep -q "^Target: T(16) < 0.5 x T(8, one node): .*: \(met\|NOT met\)\. " scaling.md ||
     { cat scaling.md; fail "no target line"; }
   grep -q "^| 8 (1 node, the baseline) | .* | 1.00 |" scaling.md || fail "no baseline row"
   [[ -s scaling.png ]] || fail "no plot"
