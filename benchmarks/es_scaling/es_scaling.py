@@ -17,12 +17,15 @@ snapshots into per-generation figures):
     policy,parameters,population,workers,nodes,event,generation,wall_seconds,master_cpu_seconds,
     launcher_cpu_seconds,sent_messages,sent_bytes,received_messages,received_bytes,spawn_calls,
     spawned_processes,collective_calls,collective_bytes,idle_poll_nanoseconds,received_heartbeats,
-    workers_lost,exit_status
+    transport_nanoseconds,workers_lost,exit_status
 
 idle_poll_nanoseconds: the master's CPU time in polls that found nothing (MPI tests that completed
 nothing, fiber's sched_yield between them): waiting, not work. received_heartbeats: the received
 messages that were workers' heartbeats (their number follows the wall time of the tasks, which
-128 workers on 2 cores stretch: report.py projects them from fiber's heartbeat interval instead). workers_lost: the workers fiber
+128 workers on 2 cores stretch: report.py projects them from fiber's heartbeat interval instead).
+transport_nanoseconds: the master's CPU inside MPI calls that did something (sends, receives, tests
+that completed): here TCP over loopback through the kernel, ~10-20 us a message, which a
+cluster's network replaces (report.py counts the stated network's cost per message instead). workers_lost: the workers fiber
 took for lost in the whole run (silent past its worker timeout, e.g. while 128 workers start on
 2 cores) and replaced, which adds spawns. exit_status: mpirun's; a run that completed every
 generation is kept even when its teardown failed (said on stderr).
@@ -55,7 +58,7 @@ NOISE_SIZE = 2_000_000  # entries of the noise table: larger than every policy h
 # The counting library's file: magic, pid, then the counters in this order (mpi_counts.cpp).
 COUNTERS = ("sent_messages", "sent_bytes", "received_messages", "received_bytes", "spawn_calls",
             "spawned_processes", "collective_calls", "collective_bytes", "idle_poll_nanoseconds",
-            "received_heartbeats")
+            "received_heartbeats", "transport_nanoseconds")
 COUNTS_FORMAT = f"={3 + len(COUNTERS)}Q"  # magic, pid, the counters, the snapshots taken
 SNAPSHOT_FORMAT = f"={1 + len(COUNTERS)}Q"  # the master's CPU nanoseconds, the counters
 MAX_SNAPSHOTS = 4096  # kMaxSnapshots in mpi_counts.cpp

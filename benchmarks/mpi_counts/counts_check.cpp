@@ -127,6 +127,10 @@ int main(int argc, char** argv) {
       {"spawned processes", counters->spawned_processes, kCopies},
   };
   int wrong = 0;
+  if (counters->transport_nanoseconds == 0) {
+    std::fprintf(stderr, "mpi_counts_check: no CPU time counted inside MPI calls\n");
+    ++wrong;
+  }
   for (const auto& e : expected) {
     if (e.counted != e.expected) {
       std::fprintf(stderr, "mpi_counts_check: %s counted %llu, expected %llu\n", e.name,
