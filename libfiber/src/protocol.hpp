@@ -44,9 +44,17 @@ enum class MessageKind : std::uint32_t {
   drop,       // master -> worker: answer queued chunks as cancelled (pool terminated)
   park,       // master -> worker: no pool holds you; free what you can and sleep
   shutdown,   // master -> worker: u32 disconnect (0: a sibling was lost, leave without); exit
-  // master -> worker: u32 count, count i32 ranks of its spawn's siblings, then one run entry (a
-  // broadcast): the worker forwards the entry to those siblings (kRelayTag) and runs it too.
+  // master -> worker: a route (u32 count, count RelayHop), then one run entry (a broadcast): the
+  // worker forwards the entry along the route (kRelayTag, dispatch/broadcast_routes.hpp) and runs
+  // it too. Between workers (kRelayTag) the same: a route, possibly empty, then the entry.
   relay,
+};
+
+// One hop of a relay's route: a rank of the relay's spawn, and how many of the hops after it that
+// rank forwards to itself (its own route; 0 for a sibling that only runs the entry).
+struct RelayHop {
+  std::int32_t rank;
+  std::uint32_t descendants;
 };
 
 struct MessageHeader {
@@ -61,8 +69,8 @@ inline constexpr std::uint32_t kRunIsolated = 1;  // run in the worker's task pr
 // order, in every new task process; a broadcast replaces the previous one of the same task.
 inline constexpr std::uint32_t kRunInitializer = 2;
 inline constexpr std::uint32_t kRunBroadcast = 4;
-// A broadcast whose body comes from a sibling on the worker's node (the relay): this entry holds
-// one item, the relay's u64 chunk id, and stands in the queue until the relay's copy arrives.
+// A broadcast whose body comes from another worker of the spawn (a relay): this entry holds one
+// item, the first relay's u64 chunk id, and stands in the queue until a relay's copy arrives.
 inline constexpr std::uint32_t kRunFromRelay = 8;
 // The whole body of an entry sent before with kRunFromRelay, sent by the master itself because
 // the relay was lost; ignored if the relay's copy came first.

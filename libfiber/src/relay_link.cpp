@@ -3,6 +3,7 @@
 #include <boost/mpi/exception.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "log.hpp"
@@ -15,7 +16,32 @@ namespace {
 constexpr auto kFinishWait = std::chrono::seconds(1);
 constexpr auto kFinishPoll = std::chrono::milliseconds(1);
 
+// A relay message: `route`, then `entry`.
+Bytes routed(std::span<const RelayHop> route, std::span<const char> entry) {
+  const auto count = static_cast<std::uint32_t>(route.size());
+  Bytes message(sizeof count + route.size_bytes() + entry.size());
+  std::memcpy(message.data(), &count, sizeof count);
+  if (!route.empty()) std::memcpy(message.data() + sizeof count, route.data(), route.size_bytes());
+  std::memcpy(message.data() + sizeof count + route.size_bytes(), entry.data(), entry.size());
+  return message;
+}
+
 }  // namespace
+
+Routed read_routed(std::span<const char> message) {
+  BodyReader reader(message);
+  auto count = reader.raw<std::uint32_t>();
+  auto hops = reader.take(count * sizeof(RelayHop));  // throws if the message is shorter
+  Routed routed{std::vector<RelayHop>(count), {}};
+  if (count > 0) std::memcpy(routed.route.data(), hops.data(), hops.size());
+  for (std::size_t i = 0; i < count; i += 1 + routed.route[i].descendants) {
+    if (routed.route[i].descendants >= count - i) {
+      throw ProtocolError("fiber: a relay's route does not add up");
+    }
+  }
+  routed.entry = message.subspan(reader.position());
+  return routed;
+}
 
 RelayLink::RelayLink()
     : spawn_(MPI_COMM_WORLD, boost::mpi::comm_attach), alone_(spawn_.size() < 2) {
@@ -29,11 +55,21 @@ void RelayLink::post_receive() {
   receive_ = spawn_.irecv(boost::mpi::any_source, kRelayTag, incoming_);
 }
 
-void RelayLink::forward(std::shared_ptr<const Bytes> entry, std::span<const std::int32_t> ranks) {
+void RelayLink::forward(std::span<const RelayHop> route, std::span<const char> entry) {
   if (alone_ || failed_) return;  // the master sends it itself once this worker is taken for lost
-  for (std::int32_t rank : ranks) {
+  std::shared_ptr<const Bytes> to_siblings;  // the entry with an empty route, for every sibling
+  for (std::size_t i = 0; i < route.size(); i += 1 + route[i].descendants) {
+    auto onward = route.subspan(i + 1, route[i].descendants);
+    std::shared_ptr<const Bytes> message;
+    if (onward.empty()) {
+      if (!to_siblings) to_siblings = std::make_shared<const Bytes>(routed(onward, entry));
+      message = to_siblings;
+    } else {
+      message = std::make_shared<const Bytes>(routed(onward, entry));
+    }
+    std::int32_t rank = route[i].rank;
     try {
-      forwards_.push_back({spawn_.isend(rank, kRelayTag, *entry), entry});
+      forwards_.push_back({spawn_.isend(rank, kRelayTag, *message), message});
     } catch (const boost::mpi::exception& error) {
       // The master sends the entry itself if this worker is lost; a send that fails here while it
       // lives is a broken connection to that sibling, which its own channel will show too.
@@ -54,10 +90,10 @@ std::optional<Bytes> RelayLink::take() {
     failed_ = true;
     return std::nullopt;
   }
-  Bytes entry = std::move(incoming_);
+  Bytes message = std::move(incoming_);
   incoming_.clear();
   post_receive();
-  return entry;
+  return message;
 }
 
 void RelayLink::finish() {

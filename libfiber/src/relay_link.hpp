@@ -1,6 +1,7 @@
 // A worker's link to the other workers of its spawn (their MPI_COMM_WORLD), for the broadcasts
-// that cross the network once per node (dispatch/broadcast_routes.hpp): the relay forwards a
-// broadcast's run entry to its siblings, and a sibling takes what its relay forwarded. Typed
+// that cross the network once per node (dispatch/broadcast_routes.hpp): a relay forwards a
+// broadcast's run entry along its route (its siblings, and other nodes' relays with their own
+// routes), and a worker takes what a relay forwarded to it. Typed
 // point-to-point over Boost.MPI (one message per entry: a vector of bytes, received through a
 // matched probe), which fits here, unlike the master's channels (docs/design.md, "Where
 // Boost.MPI is used").
@@ -16,18 +17,27 @@
 #include <vector>
 
 #include "fiber/serialization.hpp"
+#include "protocol.hpp"
 
 namespace fiber::detail {
+
+// A relay message's parts (protocol.hpp, MessageKind::relay): the route, then the entry.
+struct Routed {
+  std::vector<RelayHop> route;
+  std::span<const char> entry;
+};
+// Reads a relay message; ProtocolError if its route is cut short or does not add up.
+Routed read_routed(std::span<const char> message);
 
 class RelayLink {
  public:
   RelayLink();
 
-  // Sends `entry` to each of `ranks` (ranks of this spawn); the sends complete in the background
-  // (progress()).
-  void forward(std::shared_ptr<const Bytes> entry, std::span<const std::int32_t> ranks);
-  // Completes what it can of the forwards, and returns an entry a relay forwarded here, if one
-  // arrived.
+  // Sends `entry` along `route`: to each of its first hops, with the hops that one forwards
+  // itself (its siblings share one message); the sends complete in the background (take()).
+  void forward(std::span<const RelayHop> route, std::span<const char> entry);
+  // Completes what it can of the forwards, and returns a relay message (read_routed) a relay
+  // forwarded here, if one arrived.
   std::optional<Bytes> take();
   // At the end: discards what relays still forwarded here, and waits for this worker's own
   // forwards to be taken, at most kFinishWait (a sibling might have left first).
@@ -43,7 +53,7 @@ class RelayLink {
   std::optional<boost::mpi::request> receive_;
   struct Forward {
     boost::mpi::request request;
-    std::shared_ptr<const Bytes> entry;  // sent in place: kept until the send completes
+    std::shared_ptr<const Bytes> message;  // sent in place: kept until the send completes
   };
   std::vector<Forward> forwards_;
 };

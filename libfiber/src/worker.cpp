@@ -122,6 +122,11 @@ class Supervisor {
     Clock::time_point sent;
   };
 
+  // Relays' copies kept for stand-ins not here yet: one per broadcast in flight is enough (the
+  // master sends a worker's stand-in right after the first relay's copy); a copy whose stand-in
+  // was filled by the master's fallback meanwhile is dropped with the oldest.
+  static constexpr std::size_t kMaxEarlyRelayed = 2;
+
   // Bodies this small may join the pipe while the task process is busy, up to this many bytes
   // not yet read by it (the pipe holds 64 KiB) and this many chunks.
   static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
@@ -190,6 +195,7 @@ class Supervisor {
     RunBody run(entry);
     if (!(run.header().flags & kRunRelayFallback)) {
       queue_.emplace_back(entry.begin(), entry.end());
+      if (run.header().flags & kRunFromRelay) fill_from_early_relayed();
       return;
     }
     std::uint64_t chunk_id = run.header().chunk_id;
@@ -197,41 +203,53 @@ class Supervisor {
                   entry);
   }
 
-  // This worker relays a broadcast to its siblings on the node (dispatch/broadcast_routes.hpp):
-  // it forwards the entry, then runs it too.
+  // This worker relays a broadcast from the master (dispatch/broadcast_routes.hpp): it forwards
+  // the entry along its route, then runs it too.
   void relay(std::span<const char> body) {
-    BodyReader reader(body);
-    auto count = reader.raw<std::uint32_t>();
-    auto ranks = reader.take(count * sizeof(std::int32_t));
-    std::vector<std::int32_t> siblings(count);
-    std::memcpy(siblings.data(), ranks.data(), ranks.size());
-    auto entry = body.subspan(reader.position());
-    auto shared = std::make_shared<const Bytes>(entry.begin(), entry.end());
-    relay_.forward(shared, siblings);
-    queue_.emplace_back(*shared);
+    Routed routed = read_routed(body);
+    relay_.forward(routed.route, routed.entry);
+    queue_.emplace_back(routed.entry.begin(), routed.entry.end());
   }
 
-  // Fills stand-ins with what relays forwarded; true if anything came.
+  // Forwards what relays sent here along its route and fills stand-ins with it; true if anything
+  // came.
   bool take_relayed() {
     bool any = false;
-    while (auto entry = relay_.take()) {
+    while (auto message = relay_.take()) {
       any = true;
-      std::uint64_t relayed_chunk = RunBody(*entry).header().chunk_id;
-      fill_stand_in(
-          [&](const RunBody& stand_in) {
-            std::uint64_t awaited;
-            std::memcpy(&awaited, stand_in.item(0).data(), sizeof awaited);
-            return awaited == relayed_chunk;
-          },
-          *entry);
+      Routed routed = read_routed(*message);
+      relay_.forward(routed.route, routed.entry);
+      if (!fill_relayed(routed.entry)) {
+        // Here before its stand-in (which the master sent on another channel): kept for it.
+        if (early_relayed_.size() == kMaxEarlyRelayed) early_relayed_.pop_front();
+        early_relayed_.emplace_back(routed.entry.begin(), routed.entry.end());
+      }
     }
     return any;
   }
 
+  // Fills the stand-in that waits for `entry` (a relay's copy, under the first relay's chunk id);
+  // false if none waits.
+  bool fill_relayed(std::span<const char> entry) {
+    std::uint64_t relayed_chunk = RunBody(entry).header().chunk_id;
+    return fill_stand_in(
+        [&](const RunBody& stand_in) {
+          std::uint64_t awaited;
+          std::memcpy(&awaited, stand_in.item(0).data(), sizeof awaited);
+          return awaited == relayed_chunk;
+        },
+        entry);
+  }
+
+  // A stand-in was queued: a relay's copy that came before it fills it.
+  void fill_from_early_relayed() {
+    std::erase_if(early_relayed_, [&](const Bytes& entry) { return fill_relayed(entry); });
+  }
+
   // Replaces the first queued stand-in that `matches` with `entry`, under the stand-in's chunk id
-  // and flags (less kRunFromRelay); a body nobody waits for any more is dropped.
+  // and flags (less kRunFromRelay); false if none matches (a body nobody waits for any more).
   template <class Matches>
-  void fill_stand_in(const Matches& matches, std::span<const char> entry) {
+  bool fill_stand_in(const Matches& matches, std::span<const char> entry) {
     for (auto& queued : queue_) {
       RunBody stand_in(queued);
       if (!(stand_in.header().flags & kRunFromRelay) || !matches(stand_in)) continue;
@@ -243,8 +261,9 @@ class Supervisor {
       header.count = arrived.count;
       std::memcpy(filled.data(), &header, sizeof header);
       queued = std::move(filled);
-      return;
+      return true;
     }
+    return false;
   }
 
   // The pool was terminated: queued chunks come back cancelled, running ones are killed.
@@ -501,8 +520,10 @@ class Supervisor {
 
   mpi::Intercomm master_;
   Channel channel_;
-  mpi::Request request_;             // the receive from the master
-  RelayLink relay_;                  // to the other workers of this spawn
+  mpi::Request request_;  // the receive from the master
+  RelayLink relay_;       // to the other workers of this spawn
+  // Relays' copies that came before their stand-ins, the latest kMaxEarlyRelayed.
+  std::deque<Bytes> early_relayed_;
   std::deque<Bytes> queue_;          // run bodies received, not yet started
   std::deque<InChild> in_child_;     // sent to the task process, in its order
   task_pipe::AnswerReader answers_;  // from the task process, split into records

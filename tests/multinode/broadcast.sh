@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A large broadcast to 6 workers on the 3 simulated nodes goes through one relay per node (the
+# A large broadcast to 6 workers on the 3 simulated nodes goes through one relay per node, and the
+# master sends the body to 2 of them (the third relay gets it from one of those: a tree; the
 # runtime says how it routed each broadcast at debug level); the test program checks that every
 # worker got it, also after a node's relay was killed: so it runs under fiberrun (recovery on;
 # the job's end once a worker was lost).
@@ -14,5 +15,11 @@ relays=$(sed -n 's/.* \([0-9]*\) relay(s) for .*/\1/p' <<<"$first")
 if [[ "$relays" != "$nodes" ]]; then
   grep "broadcast of" "$log" >&2
   echo "broadcast: $relays relays for 6 workers on $nodes nodes (one per node expected)" >&2
+  exit 1
+fi
+from_master=$(sed -n 's/.*, \([0-9]*\) sent the body by the master.*/\1/p' <<<"$first")
+if [[ "$from_master" != 2 ]]; then
+  grep "broadcast of" "$log" >&2
+  echo "broadcast: the master sent the body to '$from_master' relays (2 expected: the fan-out)" >&2
   exit 1
 fi

@@ -176,30 +176,48 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
   auto job_of = [&](int id) { return jobs[position.at(id)]; };
   std::size_t body_bytes = jobs.empty() ? 0 : jobs.front()->state().arguments(0, 1).size();
   auto routes = route_broadcast(candidates, body_bytes);
-  std::size_t siblings = 0;
-  for (const auto& route : routes.relayed) siblings += route.siblings.size();
-  log::debug("broadcast of '{}' ({} bytes): {} direct, {} relay(s) for {} sibling(s)",
-             jobs.empty() ? std::string() : jobs.front()->state().task(), body_bytes,
-             routes.direct.size(), routes.relayed.size(), siblings);
+  std::size_t relays = 0, siblings = 0;
+  for (const auto& route : routes.relayed) {
+    for (const RelayRoute* relay : route_relays(route)) {
+      ++relays;
+      siblings += relay->siblings.size();
+    }
+  }
+  log::debug(
+      "broadcast of '{}' ({} bytes): {} direct, {} relay(s) for {} sibling(s), {} sent the body "
+      "by the master",
+      jobs.empty() ? std::string() : jobs.front()->state().task(), body_bytes, routes.direct.size(),
+      relays, siblings, routes.relayed.size());
   for (int id : routes.direct) send_chunk(id, pool, job_of(id), 0, 1, kRunBroadcast, nullptr, now);
   for (const auto& route : routes.relayed) {
     Worker& relay = *workers_[route.relay];
     std::uint64_t relay_chunk = next_chunk_id_++;
+    auto hops = route_hops(route);
     Bytes prefix;
-    append_raw(prefix, static_cast<std::uint32_t>(route.siblings.size()));
-    for (int sibling : route.siblings) append_raw(prefix, workers_[sibling]->channel.peer());
+    append_raw(prefix, static_cast<std::uint32_t>(hops.size()));
+    for (const auto& hop : hops) {
+      append_raw(prefix, RelayHop{workers_[hop.worker]->channel.peer(), hop.descendants});
+    }
     send_entry(relay, MessageKind::relay, prefix, *pool, *job_of(route.relay), 0, 1, kRunBroadcast,
                relay_chunk, nullptr);
     add_in_flight(relay, {relay_chunk, job_of(route.relay), pool, 0, 1}, now);
-    auto& relayed = relayed_by_[route.relay];
-    // Stand-ins answered since the last broadcast need no fallback any more.
-    std::erase_if(relayed, [&](const RelayedChunk& chunk) { return !holds(chunk); });
-    for (int sibling : route.siblings) {
-      Worker& worker = *workers_[sibling];
+    // Every worker the route reaches waits with a stand-in for the first relay's copy...
+    std::unordered_map<int, std::uint64_t> stand_in_of;
+    for (int member : route_members(route)) {
+      Worker& worker = *workers_[member];
       std::uint64_t chunk_id = next_chunk_id_++;
-      send_stand_in(worker, *pool, *job_of(sibling), chunk_id, relay_chunk);
-      add_in_flight(worker, {chunk_id, job_of(sibling), pool, 0, 1}, now);
-      relayed.push_back({sibling, chunk_id});
+      send_stand_in(worker, *pool, *job_of(member), chunk_id, relay_chunk);
+      add_in_flight(worker, {chunk_id, job_of(member), pool, 0, 1}, now);
+      stand_in_of[member] = chunk_id;
+    }
+    // ... which the master sends it itself if any relay on its way is lost.
+    for (const RelayRoute* on_the_way : route_relays(route)) {
+      auto& relayed = relayed_by_[on_the_way->relay];
+      // Stand-ins answered since the last broadcast need no fallback any more.
+      std::erase_if(relayed, [&](const RelayedChunk& chunk) { return !holds(chunk); });
+      for (int member : route_members(*on_the_way)) {
+        relayed.push_back({member, stand_in_of.at(member)});
+      }
     }
   }
 }
@@ -237,7 +255,7 @@ void WorkerSet::fall_back_from_relay(int relay) {
   }
   relayed_by_.erase(relayed);
   if (resent > 0) {
-    log::info("a broadcast relay was lost: {} of its siblings get the broadcast from the master",
+    log::info("a broadcast relay was lost: {} of the workers it relays to get it from the master",
               resent);
   }
 }

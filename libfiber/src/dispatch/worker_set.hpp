@@ -119,7 +119,7 @@ class WorkerSet {
                      std::uint64_t chunk_id, std::uint64_t relay_chunk);
   void add_in_flight(Worker& worker, InFlight chunk, Clock::time_point now);
   bool holds(const RelayedChunk& chunk) const;
-  // A relay was lost: its siblings still waiting get the body from the master.
+  // A relay was lost: the workers its route reaches that still wait get the body from the master.
   void fall_back_from_relay(int relay);
   // Takes the message of a completed receive from worker `id`: on_message, unless it is lost for
   // good; a message fiber cannot read fails its channel.
