@@ -21,7 +21,11 @@ k nodes). The projection of one generation of the paper's workload (K = 1,024 ta
 antithetic pair, TAU seconds each, on n workers, NODE_SIZE workers per node):
 
     T(n) = ceil(K / n) TAU + work(n) + h (work per message) + (bytes_out(n) + bytes_in(n))
-           / bandwidth + (messages_out(n) + messages_in(n) + h) x latency,  h = K floor(TAU / HB)
+           / bandwidth + (messages_out(n) + messages_in(n) + h) x latency
+           + (levels(k) - 1) x RELAY_FANOUT x (8 P / bandwidth + latency),  h = K floor(TAU / HB)
+
+the last term the broadcast's further levels of relays (the master sends its copies to the first
+level only; bytes_out counts those).
 
 with every master cost counted as serial (none overlapped with the workers' episodes: an upper
 bound). Efficiency = ceil(K / n) TAU / T(n): the share of the time the workers' episodes take
@@ -69,6 +73,10 @@ TARGET_WORKERS = 1024
 # kHeartbeatsPerWorkerTimeout), 10 s by default (PoolOptions::worker_timeout); 16 bytes.
 HEARTBEAT_SECONDS = 10.0 / 8
 HEARTBEAT_BYTES = 16
+# fiber's broadcast (dispatch/broadcast_routes.hpp, kRelayFanout): the master sends the parameters
+# to 2 nodes' relays, each relay to 2 more: the copies after the master's cross the tree's further
+# levels one level after another, each relay sending its 2 copies in turn.
+RELAY_FANOUT = 2
 
 
 class Run:
@@ -165,6 +173,7 @@ class Model:
     """The fitted per-generation costs of one policy and the projection they give."""
 
     def __init__(self, runs):
+        self.parameters = runs[0].parameters
         steady = [run for run in runs if not run.replaced_during]
         self.fits = {name: fit({(run.workers, run.nodes): run.without_heartbeats[name]
                                 for run in (steady if len(steady) >= 2 else runs)})
@@ -184,13 +193,29 @@ class Model:
         """Per generation of the paper's workload: a heartbeat per HEARTBEAT_SECONDS of a task."""
         return PAPER_TASKS * math.floor(PAPER_TAU / HEARTBEAT_SECONDS)
 
+    @staticmethod
+    def tree_levels(nodes):
+        """Levels of the broadcast's tree over `nodes` (RELAY_FANOUT roots, RELAY_FANOUT onward)."""
+        levels, reached = 0, 0
+        while reached < nodes:
+            levels += 1
+            reached += RELAY_FANOUT ** levels
+        return levels
+
+    def relay_seconds(self, n, bandwidth):
+        """The broadcast's way through the tree's levels after the master's: each level's relay
+        receives the whole body, then sends its RELAY_FANOUT copies (a store-and-forward upper
+        bound)."""
+        copy = self.parameters * BYTES_PER_PARAMETER / bandwidth + LATENCY
+        return max(0, self.tree_levels(nodes_for(n)) - 1) * RELAY_FANOUT * copy
+
     def master_seconds(self, n, bandwidth):
         heartbeats = self.heartbeats()
         data = (self.at("sent_bytes", n) + self.at("received_bytes", n)
                 + heartbeats * HEARTBEAT_BYTES)
         messages = self.at("sent_messages", n) + self.at("received_messages", n) + heartbeats
         work = self.at("work_seconds", n) + heartbeats * self.work_per_message
-        return work + data / bandwidth + messages * LATENCY
+        return work + data / bandwidth + messages * LATENCY + self.relay_seconds(n, bandwidth)
 
     def generation_seconds(self, n, bandwidth):
         return math.ceil(PAPER_TASKS / n) * PAPER_TAU + self.master_seconds(n, bandwidth)
@@ -404,7 +429,9 @@ def main():
         "share of the work left out):\n\n" + model_text(runs_by_policy, models)
         + f"\nProjected: the paper's workload ({PAPER_TASKS:,} tasks of {PAPER_TAU:.2f} s, "
         f"{PAPER_ITERATIONS} iterations), seconds and efficiency, with {NODE_SIZE} workers per "
-        f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial, and "
+        f"node, {LATENCY * 1e6:.0f} us per message, every master cost serial, the broadcast's "
+        f"further tree levels after the master's ({RELAY_FANOUT} copies each, store and "
+        "forward), and "
         f"{Model.heartbeats():,} heartbeats per generation (one per {HEARTBEAT_SECONDS:g} s of "
         "a task, fiber's default):\n\n"
         + projection_table(models)
