@@ -1,6 +1,7 @@
 #include "task_ring.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +29,10 @@ namespace {
 
 // How long a side looks again before it sleeps: longer than an empty task's trip from the
 // worker through the master and back (a few microseconds), far shorter than a sleep and wake-up.
+// For the first kBusySpin it only polls; then it yields between looks, so that on an
+// oversubscribed node the peer it waits for gets the core.
 constexpr auto kSpin = std::chrono::microseconds(10);
+constexpr auto kBusySpin = std::chrono::microseconds(2);
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
@@ -128,10 +132,15 @@ std::size_t Ring::read_into(Bytes& out) {
 template <class Ready>
 bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
                 std::chrono::nanoseconds timeout) {
-  const auto spin_end = std::chrono::steady_clock::now() + kSpin;
-  while (std::chrono::steady_clock::now() < spin_end) {
+  const auto spin_start = std::chrono::steady_clock::now();
+  for (auto spun = std::chrono::nanoseconds(0); spun < kSpin;
+       spun = std::chrono::steady_clock::now() - spin_start) {
     if (ready()) return true;
-    cpu_relax();
+    if (spun < kBusySpin) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
   }
   if (timeout.count() <= 0) return ready();
   asleep.store(1);
