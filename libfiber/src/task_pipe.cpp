@@ -1,34 +1,20 @@
 #include "task_pipe.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
-#include "posix/write_all.hpp"
-
 namespace fiber::detail::task_pipe {
 namespace {
 
-// How much one read asks for: what a pipe holds by default.
-constexpr std::size_t kReadBytes = std::size_t{64} * 1024;
-// A frame up to this size goes in one write (size and body together).
-constexpr std::size_t kOneWriteBytes = 4096;
+using namespace std::chrono_literals;
 
-// Drops the bytes already taken, then reads once onto the end of `input`: the bytes read, 0 at
-// end of file, -1 on an error (errno says which). Through a buffer on the stack: growing
-// `input` first would zero it at every poll of an idle pipe.
-ssize_t read_more(int fd, Bytes& input, std::size_t& consumed) {
-  input.erase(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(consumed));
-  consumed = 0;
-  char buffer[kReadBytes];
-  ssize_t got = ::read(fd, buffer, sizeof buffer);
-  if (got > 0) input.insert(input.end(), buffer, buffer + got);
-  return got;
-}
+// A frame up to this size goes in one write (size and body together): the reader wakes once.
+constexpr std::size_t kOneWriteBytes = 4096;
+// How long a side sleeps between looks at a ring whose peer is slow; the peer's write wakes it
+// sooner.
+constexpr auto kIdleWait = 1s;
 
 template <class T>
 std::optional<T> peek(std::span<const char> bytes) {
@@ -40,16 +26,17 @@ std::optional<T> peek(std::span<const char> bytes) {
 
 }  // namespace
 
-bool write_chunk(int fd, std::span<const char> body) {
+bool write_chunk(task_ring::Ring& down, std::span<const char> body, std::chrono::nanoseconds wait,
+                 const std::function<bool()>& keep_waiting) {
   std::uint64_t size = body.size();
   if (kFrameOverhead + size <= kOneWriteBytes) {
     char frame[kOneWriteBytes];
     std::memcpy(frame, &size, sizeof size);
     std::memcpy(frame + sizeof size, body.data(), size);
-    return posix::write_all(fd, {frame, kFrameOverhead + size});
+    return down.write_all({frame, kFrameOverhead + size}, wait, keep_waiting);
   }
-  return posix::write_all(fd, {reinterpret_cast<const char*>(&size), sizeof size}) &&
-         posix::write_all(fd, body);
+  return down.write_all({reinterpret_cast<const char*>(&size), sizeof size}, wait, keep_waiting) &&
+         down.write_all(body, wait, keep_waiting);
 }
 
 std::optional<std::span<const char>> ChunkReader::next() {
@@ -60,11 +47,14 @@ std::optional<std::span<const char>> ChunkReader::next() {
       consumed_ += kFrameOverhead + *size;
       return unread.subspan(kFrameOverhead, *size);
     }
-    ssize_t got = read_more(fd_, input_, consumed_);
-    if (got > 0) continue;
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      throw PipeError(std::string("fiber: cannot read the task pipe: ") + std::strerror(errno));
+    input_.erase(input_.begin(), input_.begin() + static_cast<std::ptrdiff_t>(consumed_));
+    consumed_ = 0;
+    // Closed is looked at before reading: the bytes written before the close are then all read.
+    bool closed = down_.closed();
+    if (down_.read_into(input_) > 0) continue;
+    if (!closed) {
+      down_.wait_readable(kIdleWait);
+      continue;
     }
     if (input_.empty()) return std::nullopt;
     throw PipeError(
@@ -79,19 +69,27 @@ void append_run_time(Bytes& answer, std::chrono::nanoseconds ran) {
   append_raw(answer, static_cast<std::int64_t>(ran.count()));
 }
 
-bool write_answer(int fd, std::span<const char> answer) { return posix::write_all(fd, answer); }
+void write_answer(task_ring::Ring& up, std::span<const char> answer) {
+  up.write_all(answer, kIdleWait, [] { return true; });
+}
 
-bool AnswerReader::read_from(int fd) {
-  for (;;) {
-    ssize_t got = read_more(fd, input_, consumed_);
-    if (got > 0) {
-      received_ += static_cast<std::uint64_t>(got);
-      continue;
-    }
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    return false;  // end of file: the task process is gone
-  }
+void AnswerReader::drop_consumed() {
+  input_.erase(input_.begin(), input_.begin() + static_cast<std::ptrdiff_t>(consumed_));
+  consumed_ = 0;
+}
+
+std::size_t AnswerReader::read_from(task_ring::Ring& up) {
+  if (up.empty()) return 0;
+  drop_consumed();
+  std::size_t got = up.read_into(input_);
+  received_ += got;
+  return got;
+}
+
+void AnswerReader::add(std::span<const char> bytes) {
+  drop_consumed();
+  input_.insert(input_.end(), bytes.begin(), bytes.end());
+  received_ += bytes.size();
 }
 
 std::span<const char> AnswerReader::unread() const {

@@ -1,48 +1,52 @@
-// The two pipes between a worker and its task process, and what travels on them. The one place
-// that knows the format.
+// What travels between a worker and its task process, on the two rings of shared memory between
+// them (task_ring.hpp). The one place that knows the format.
 //
 // Down (worker -> task process): chunk frames, each a u64 size and then a run body
-// (protocol.hpp, RunHeader). Several may wait in the pipe.
+// (protocol.hpp, RunHeader). Several may wait in the ring.
 // Up (task process -> worker): for each chunk, in the order sent, one item record per item
 // ([ItemStatus][bytes], as ItemRunner writes them and as a result message carries them), then
-// the chunk's run time (i64 nanoseconds): the worker cannot time a chunk that waited in the pipe.
+// the chunk's run time (i64 nanoseconds): the worker cannot time a chunk that waited in the ring.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 
 #include "fiber/serialization.hpp"
 #include "protocol.hpp"
+#include "task_ring.hpp"
 
 namespace fiber::detail::task_pipe {
 
-// A pipe ended in the middle of a frame, or could not be read.
+// The stream ended in the middle of a frame.
 class PipeError : public ProtocolError {
  public:
   using ProtocolError::ProtocolError;
 };
 
-// What a chunk frame takes in the down pipe beyond its body.
+// What a chunk frame takes in the down ring beyond its body.
 inline constexpr std::size_t kFrameOverhead = sizeof(std::uint64_t);
 
 // --- down: chunk frames ---
 
-// Writes one chunk's frame to `fd`; false if the reader is gone (the caller ignores SIGPIPE).
-bool write_chunk(int fd, std::span<const char> body);
+// Writes one chunk's frame to `down`, waiting for room as needed; between waits of at most
+// `wait`, `keep_waiting` may say that the reader is gone: then false.
+bool write_chunk(task_ring::Ring& down, std::span<const char> body, std::chrono::nanoseconds wait,
+                 const std::function<bool()>& keep_waiting);
 
-// Reads chunk frames from a blocking descriptor (the task process's end).
+// Reads chunk frames, waiting for them (the task process's end).
 class ChunkReader {
  public:
-  explicit ChunkReader(int fd) : fd_(fd) {}
-  // The next chunk's body, valid until the next call. Nothing at end of file between frames;
-  // throws PipeError at end of file inside one, or if the pipe cannot be read.
+  explicit ChunkReader(task_ring::Ring& down) : down_(down) {}
+  // The next chunk's body, valid until the next call. Nothing once the ring is closed between
+  // frames; throws PipeError if it was closed inside one.
   std::optional<std::span<const char>> next();
 
  private:
-  int fd_;
+  task_ring::Ring& down_;
   Bytes input_;
   std::size_t consumed_ = 0;  // bytes of input_ already returned
 };
@@ -51,28 +55,30 @@ class ChunkReader {
 
 // Appends a chunk's run time, after its last record.
 void append_run_time(Bytes& answer, std::chrono::nanoseconds ran);
-// Writes answer bytes (records, run times) to `fd`; false if the reader is gone.
-bool write_answer(int fd, std::span<const char> answer);
+// Writes answer bytes (records, run times) to `up`, waiting for room as long as it takes (a task
+// process whose worker is gone is killed: PR_SET_PDEATHSIG).
+void write_answer(task_ring::Ring& up, std::span<const char> answer);
 
-// Splits what the task process answered, read from a non-blocking descriptor (the worker's end),
-// into records and run times. Only the caller knows which comes next (a chunk's run time follows
-// its last record), so it asks for one or the other.
+// Splits what the task process answered into records and run times. Only the caller knows which
+// comes next (a chunk's run time follows its last record), so it asks for one or the other.
 class AnswerReader {
  public:
-  // Reads all the pipe holds now; false at end of file (the task process is gone). Pieces
-  // returned before are no longer valid.
-  bool read_from(int fd);
+  // Takes all the ring holds now; how many bytes. Pieces returned before are no longer valid.
+  std::size_t read_from(task_ring::Ring& up);
+  // Takes bytes read from the ring before (while the worker waited to write a chunk).
+  void add(std::span<const char> bytes);
   // The next item record, whole ([ItemStatus][bytes]), once all of it has arrived.
   std::optional<std::span<const char>> next_record();
   // The next chunk's run time, once it has arrived.
   std::optional<std::chrono::nanoseconds> next_run_time();
   // Forgets what has not been taken (the task process that wrote it is gone).
   void clear();
-  // Bytes read so far, over the reader's life.
+  // Bytes taken so far, over the reader's life.
   std::uint64_t received() const { return received_; }
 
  private:
   std::span<const char> unread() const;
+  void drop_consumed();
   Bytes input_;
   std::size_t consumed_ = 0;
   std::uint64_t received_ = 0;

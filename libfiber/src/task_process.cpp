@@ -20,6 +20,8 @@
 namespace fiber::detail {
 namespace {
 
+using namespace std::chrono_literals;
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -29,11 +31,19 @@ std::int64_t now_ns() {
 // Records are written in batches: a write per item would cost more than a small task.
 constexpr std::size_t kFlushBytes = std::size_t{256} * 1024;
 constexpr std::int64_t kFlushNanoseconds = 2'000'000;
-// The child's status when its chunk pipe broke off mid-frame (its worker died writing).
+// The child's status when its chunk ring was closed mid-frame.
 constexpr int kCutShortExit = 1;
+// Each ring's size: records are flushed at kFlushBytes, so that a flush fits.
+constexpr std::size_t kRingBytes = kFlushBytes;
+// The progress page's room in the mapping, before the rings.
+constexpr std::size_t kProgressBytes = 4096;
+static_assert(sizeof(TaskProcess::Progress) <= kProgressBytes);
+// How long the worker sleeps, waiting for room to send, between looks at whether the child lives.
+constexpr auto kRoomWait = 200us;
 
 // The child: reads chunks, runs their items, writes their records. Never returns.
-[[noreturn]] void serve_chunks(int in, int out, TaskProcess::Progress& progress) {
+[[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out,
+                               TaskProcess::Progress& progress) {
   // Open MPI's handlers print its own crash report; a task's crash is ours to report. And the
   // child must not outlive its worker.
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE}) {
@@ -56,7 +66,7 @@ constexpr int kCutShortExit = 1;
       std::fprintf(stderr, "%s\n", error.what());
       _exit(kCutShortExit);
     }
-    if (!body) _exit(0);  // the worker closed the pipe: done
+    if (!body) _exit(0);  // the worker closed the ring: done
     RunBody run(*body);
     const std::int64_t chunk_started = now_ns();
     // The start time first, then the chunk: a worker that sees the new chunk must not pair it
@@ -77,7 +87,7 @@ constexpr int kCutShortExit = 1;
       // A long chunk reports as it goes, so that a crash loses little; every chunk reports
       // before the next starts, so that a crash is always blamed on the chunk it happened in.
       if (last || records.size() >= kFlushBytes || started - last_flush >= kFlushNanoseconds) {
-        if (!task_pipe::write_answer(out, records)) _exit(0);
+        task_pipe::write_answer(out, records);
         records.clear();
         last_flush = started;
       }
@@ -92,35 +102,38 @@ constexpr int kCutShortExit = 1;
 
 }  // namespace
 
+void TaskProcess::map_shared() {
+  std::size_t ring = task_ring::Ring::footprint(kRingBytes);
+  auto mapping = posix::MappedRegion::shared_anonymous(kProgressBytes + 2 * ring);
+  if (!mapping) fail("map memory");
+  shared_ = std::move(*mapping);
+  new (shared_.data()) Progress();
+  char* rings = static_cast<char*>(shared_.data()) + kProgressBytes;
+  down_.emplace(rings, kRingBytes);
+  up_.emplace(rings + ring, kRingBytes);
+}
+
 void TaskProcess::start() {
-  if (!progress_page_) {
-    auto page = posix::MappedRegion::shared_anonymous(sizeof(Progress));
-    if (!page) fail("map memory");
-    progress_page_ = std::move(*page);
-    new (progress_page_.data()) Progress();
-  }
+  if (!shared_) map_shared();
   progress().chunk.store(0);
   progress().item.store(0);
   progress().item_started_ns.store(now_ns());
-  auto down = posix::open_pipe(O_CLOEXEC);
-  if (!down) fail("create a pipe");
-  auto up = posix::open_pipe(O_CLOEXEC);
-  if (!up) fail("create a pipe");
+  down_->reset();
+  up_->reset();
+  taken_while_sending_.clear();
+  auto death_pipe = posix::open_pipe(O_CLOEXEC);
+  if (!death_pipe) fail("create a pipe");
   pid_t pid = fork();
   if (pid < 0) fail("fork");
   if (pid == 0) {
-    down->write.reset();
-    up->read.reset();
-    serve_chunks(down->read.get(), up->write.get(), progress());
+    death_pipe->read.reset();
+    serve_chunks(*down_, *up_, progress());  // keeps the write end open until it dies
   }
   pid_ = pid;
-  to_child_ = std::move(down->write);
-  from_child_ = std::move(up->read);
-  fcntl(from_child_.get(), F_SETFL, O_NONBLOCK);
+  from_child_ = std::move(death_pipe->read);
 }
 
 std::string TaskProcess::reap() {
-  to_child_.reset();
   from_child_.reset();
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -131,7 +144,7 @@ std::string TaskProcess::reap() {
 
 void TaskProcess::stop() {
   if (!running()) return;
-  to_child_.reset();  // the child reads end of file and exits
+  down_->close();  // an idle child reads the end and exits
   // A child stuck in a task never reads: do not wait for it.
   ::kill(pid_, SIGKILL);
   reap();
@@ -147,21 +160,35 @@ std::string TaskProcess::kill() {
   return reap();
 }
 
+bool TaskProcess::fits(std::size_t body) const {
+  return down_ && down_->space() >= body + task_pipe::kFrameOverhead;
+}
+
 bool TaskProcess::send(std::span<const char> body) {
-  // A closed pipe must show as a failed write, not kill the worker with SIGPIPE.
-  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
-  (void)sigpipe_ignored;
-  return task_pipe::write_chunk(to_child_.get(), body);
+  if (!running()) return false;
+  // A child that waits for room to answer must not wait for this one to take its answers.
+  return task_pipe::write_chunk(*down_, body, kRoomWait, [this] {
+    up_->read_into(taken_while_sending_);
+    return !child_gone();
+  });
+}
+
+bool TaskProcess::child_gone() const {
+  pollfd hung_up{from_child_.get(), POLLIN, 0};
+  return poll(&hung_up, 1, 0) != 0;
 }
 
 bool TaskProcess::receive(task_pipe::AnswerReader& answers, std::chrono::microseconds wait,
                           std::string& death) {
-  pollfd readable{from_child_.get(), POLLIN, 0};
-  timespec timeout{static_cast<time_t>(wait.count() / 1'000'000),
-                   static_cast<long>(wait.count() % 1'000'000) * 1000};
-  if (wait.count() > 0) ppoll(&readable, 1, &timeout, nullptr);
-  if (answers.read_from(from_child_.get())) return true;
-  death = reap();  // end of file: the child is gone
+  if (!taken_while_sending_.empty()) {
+    answers.add(taken_while_sending_);
+    taken_while_sending_.clear();
+  }
+  if (answers.read_from(*up_) > 0) return true;
+  if (up_->wait_readable(wait) && answers.read_from(*up_) > 0) return true;
+  if (!child_gone()) return true;
+  answers.read_from(*up_);  // what it wrote before it died
+  death = reap();
   return false;
 }
 

@@ -58,7 +58,7 @@ Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus sta
 
 // The worker's MPI process: takes chunks from the master, runs them (in its task process when
 // the pool isolates tasks, else itself), sends results, heartbeats and crash reports. Several
-// small chunks go to the task process at once, so that it does not wait for a pipe round trip
+// small chunks go to the task process at once, so that it does not wait for a round trip
 // between them.
 class Supervisor {
  public:
@@ -127,10 +127,9 @@ class Supervisor {
   // was filled by the master's fallback meanwhile is dropped with the oldest.
   static constexpr std::size_t kMaxEarlyRelayed = 2;
 
-  // Bodies this small may join the pipe while the task process is busy, up to this many bytes
-  // not yet read by it (the pipe holds 64 KiB) and this many chunks.
+  // Bodies this small may join the ring while the task process is busy, if the ring has room
+  // for them, up to this many chunks.
   static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
-  static constexpr std::size_t kPipelinedBytes = std::size_t{48} * 1024;
   static constexpr std::size_t kPipelinedChunks = 32;
   // Results up to kBatchedEntryBytes are batched, for at most this long.
   static constexpr auto kResultDelay = 50us;
@@ -308,7 +307,7 @@ class Supervisor {
         process_.stop();                // a fresh one replays the initializer below
       }
       // An initializer or a chunk to run here waits until the task process is idle.
-      if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_pipe())) break;
+      if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_ring())) break;
       Bytes body = std::move(queue_.front());
       queue_.pop_front();
       started = true;
@@ -350,16 +349,9 @@ class Supervisor {
     }
   }
 
-  bool fits_pipe() const {
-    if (in_child_.size() >= kPipelinedChunks || queue_.front().size() > kPipelinedBody) {
-      return false;
-    }
-    // Frames of the chunks the child has not started (all but the first).
-    std::size_t unread = 0;
-    for (std::size_t i = 1; i < in_child_.size(); ++i) {
-      unread += in_child_[i].body.size() + task_pipe::kFrameOverhead;
-    }
-    return unread + queue_.front().size() + task_pipe::kFrameOverhead <= kPipelinedBytes;
+  bool fits_ring() const {
+    return in_child_.size() < kPipelinedChunks && queue_.front().size() <= kPipelinedBody &&
+           process_.fits(queue_.front().size());
   }
 
   // Runs a chunk in this process (the pool does not isolate tasks).
@@ -411,7 +403,7 @@ class Supervisor {
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
   // death and deadlines. True if anything happened.
   bool progress_child() {
-    // Wait on the pipe (the child wakes us when it writes), briefly: MPI messages need polling.
+    // Wait on the ring (the child wakes us when it writes), briefly: MPI messages need polling.
     auto quiet = Clock::now() - std::max(last_record_, in_child_.front().sent);
     auto wait = quiet < 1ms ? 0us : 200us;
     std::string death;

@@ -1,11 +1,8 @@
-// The task pipe's format (task_pipe.hpp) over a real pipe(2), both ways: chunk frames down,
-// item records and run times up; and what a reader says when the pipe ends early.
+// The task pipe's format (task_pipe.hpp) over a task ring in shared memory, both ways: chunk
+// frames down, item records and run times up; and what a reader says when the stream ends early.
 #include "task_pipe.hpp"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -13,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "posix/unique_fd.hpp"
+#include "ring_memory.hpp"
 
 namespace {
 
@@ -24,16 +21,13 @@ using fiber::detail::task_pipe::AnswerReader;
 using fiber::detail::task_pipe::ChunkReader;
 using fiber::detail::task_pipe::kFrameOverhead;
 using fiber::detail::task_pipe::PipeError;
-using fiber::posix::Pipe;
+using fiber::unit::SharedRing;
 
-// Large enough to take two writes, small enough for the pipe to hold (no reader yet).
+// Large enough to take two writes, small enough for the ring to hold (no reader yet).
 constexpr std::size_t kLargeBody = 20000;
+constexpr std::size_t kRingBytes = 64 * 1024;
 
-Pipe make_pipe() {
-  auto pipe = fiber::posix::open_pipe(O_CLOEXEC);
-  if (!pipe) throw std::runtime_error("pipe2 failed");
-  return std::move(*pipe);
-}
+bool never_wait() { return false; }
 
 Bytes bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
 
@@ -46,8 +40,8 @@ Bytes item_record(const std::string& result, bool ok = true) {
   return record;
 }
 
-void write_raw(const fiber::posix::UniqueFd& fd, const Bytes& data) {
-  ASSERT_EQ(::write(fd.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+void write_raw(fiber::detail::task_ring::Ring& ring, const Bytes& data) {
+  ASSERT_EQ(ring.write_some(data), data.size());
 }
 
 // The PipeError the next read gives.
@@ -61,12 +55,12 @@ std::string error_of(ChunkReader& chunks) {
 }
 
 TEST(TaskPipeDown, ChunkFramesRoundTripThenEndAtEndOfFile) {
-  Pipe pipe = make_pipe();
+  SharedRing down(kRingBytes);
   std::vector<Bytes> bodies{bytes("first chunk"), Bytes(), Bytes(kLargeBody, 'z')};
   for (const auto& body : bodies)
-    ASSERT_TRUE(fiber::detail::task_pipe::write_chunk(pipe.write.get(), body));
-  pipe.write.reset();
-  ChunkReader chunks(pipe.read.get());
+    ASSERT_TRUE(fiber::detail::task_pipe::write_chunk(down.ring, body, 0ns, never_wait));
+  down.ring.close();
+  ChunkReader chunks(down.ring);
   for (const auto& body : bodies) {
     auto read = chunks.next();
     ASSERT_TRUE(read);
@@ -76,39 +70,35 @@ TEST(TaskPipeDown, ChunkFramesRoundTripThenEndAtEndOfFile) {
 }
 
 TEST(TaskPipeDown, AFrameCutShortSaysWhere) {
-  Pipe pipe = make_pipe();
+  SharedRing down(kRingBytes);
   Bytes frame;
   fiber::detail::append_raw(frame, std::uint64_t{10});
   frame.insert(frame.end(), {'a', 'b', 'c'});
-  write_raw(pipe.write, frame);
-  pipe.write.reset();
-  ChunkReader chunks(pipe.read.get());
+  write_raw(down.ring, frame);
+  down.ring.close();
+  ChunkReader chunks(down.ring);
   EXPECT_EQ(error_of(chunks), "fiber: the task pipe ended 3 bytes into a chunk of 10 bytes");
 }
 
 TEST(TaskPipeDown, ASizeCutShortSaysSo) {
-  Pipe pipe = make_pipe();
-  write_raw(pipe.write, Bytes(kFrameOverhead - 3, '\0'));
-  pipe.write.reset();
-  ChunkReader chunks(pipe.read.get());
+  SharedRing down(kRingBytes);
+  write_raw(down.ring, Bytes(kFrameOverhead - 3, '\0'));
+  down.ring.close();
+  ChunkReader chunks(down.ring);
   EXPECT_EQ(error_of(chunks), "fiber: the task pipe ended 5 bytes into a chunk's size");
 }
 
-TEST(TaskPipeDown, AWriteToAPipeWithoutReaderFails) {
-  Pipe pipe = make_pipe();
-  pipe.read.reset();
-  struct sigaction ignore {
-  }, previous{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ignore, &previous);
-  EXPECT_FALSE(fiber::detail::task_pipe::write_chunk(pipe.write.get(), bytes("lost")));
-  sigaction(SIGPIPE, &previous, nullptr);
+TEST(TaskPipeDown, AChunkLargerThanTheRingWaitsForRoomAndGivesUpWhenTheReaderIsGone) {
+  SharedRing down(kFrameOverhead * 4);
+  int looks = 0;
+  EXPECT_FALSE(fiber::detail::task_pipe::write_chunk(down.ring, Bytes(kLargeBody, 'x'), 1ms,
+                                                     [&] { return ++looks < 2; }));
+  EXPECT_EQ(looks, 2);
 }
 
 class TaskPipeUp : public ::testing::Test {
  protected:
-  void SetUp() override { fcntl(pipe_.read.get(), F_SETFL, O_NONBLOCK); }
-  Pipe pipe_ = make_pipe();
+  SharedRing up_{kRingBytes};
   AnswerReader answers_;
 };
 
@@ -120,9 +110,9 @@ TEST_F(TaskPipeUp, RecordsAndRunTimesRoundTripInOrder) {
   Bytes next = item_record("");
   answer.insert(answer.end(), next.begin(), next.end());
   fiber::detail::task_pipe::append_run_time(answer, 5ns);
-  ASSERT_TRUE(fiber::detail::task_pipe::write_answer(pipe_.write.get(), answer));
+  fiber::detail::task_pipe::write_answer(up_.ring, answer);
 
-  ASSERT_TRUE(answers_.read_from(pipe_.read.get()));
+  ASSERT_EQ(answers_.read_from(up_.ring), answer.size());
   EXPECT_EQ(answers_.received(), answer.size());
   auto first = answers_.next_record();
   ASSERT_TRUE(first);
@@ -142,37 +132,48 @@ TEST_F(TaskPipeUp, RecordsAndRunTimesRoundTripInOrder) {
 TEST_F(TaskPipeUp, APartOfARecordWaitsForTheRest) {
   Bytes record = item_record("a result of some length");
   std::size_t half = sizeof(ItemStatus) + 4;
-  write_raw(pipe_.write, Bytes(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(half)));
-  ASSERT_TRUE(answers_.read_from(pipe_.read.get()));
+  write_raw(up_.ring, Bytes(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(half)));
+  ASSERT_GT(answers_.read_from(up_.ring), 0u);
   EXPECT_FALSE(answers_.next_record());
-  write_raw(pipe_.write, Bytes(record.begin() + static_cast<std::ptrdiff_t>(half), record.end()));
-  ASSERT_TRUE(answers_.read_from(pipe_.read.get()));
+  write_raw(up_.ring, Bytes(record.begin() + static_cast<std::ptrdiff_t>(half), record.end()));
+  ASSERT_GT(answers_.read_from(up_.ring), 0u);
   auto whole = answers_.next_record();
   ASSERT_TRUE(whole);
   EXPECT_EQ(Bytes(whole->begin(), whole->end()), record);
 }
 
-TEST_F(TaskPipeUp, EndOfFileSaysTheWriterIsGoneAndKeepsACutRecordBack) {
+TEST_F(TaskPipeUp, ACutRecordIsKeptBack) {
   Bytes record = item_record("cut");
   record.pop_back();
-  write_raw(pipe_.write, record);
-  pipe_.write.reset();
-  EXPECT_FALSE(answers_.read_from(pipe_.read.get()));
+  write_raw(up_.ring, record);
+  EXPECT_EQ(answers_.read_from(up_.ring), record.size());
   EXPECT_EQ(answers_.received(), record.size());
   EXPECT_FALSE(answers_.next_record());
 }
 
-TEST_F(TaskPipeUp, NothingWrittenYetIsNotAnEnd) {
-  EXPECT_TRUE(answers_.read_from(pipe_.read.get()));
+TEST_F(TaskPipeUp, NothingWrittenYetIsNothingRead) {
+  EXPECT_EQ(answers_.read_from(up_.ring), 0u);
   EXPECT_EQ(answers_.received(), 0u);
   EXPECT_FALSE(answers_.next_run_time());
+}
+
+TEST_F(TaskPipeUp, BytesAddedJoinTheOnesReadInOrder) {
+  Bytes record = item_record("split across the two");
+  std::size_t half = record.size() / 2;
+  answers_.add(std::span(record).first(half));
+  write_raw(up_.ring, Bytes(record.begin() + static_cast<std::ptrdiff_t>(half), record.end()));
+  answers_.read_from(up_.ring);
+  auto whole = answers_.next_record();
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(Bytes(whole->begin(), whole->end()), record);
+  EXPECT_EQ(answers_.received(), record.size());
 }
 
 TEST_F(TaskPipeUp, ClearForgetsWhatWasNotTaken) {
   Bytes answer = item_record("dropped");
   fiber::detail::task_pipe::append_run_time(answer, 1ns);
-  write_raw(pipe_.write, answer);
-  ASSERT_TRUE(answers_.read_from(pipe_.read.get()));
+  write_raw(up_.ring, answer);
+  ASSERT_GT(answers_.read_from(up_.ring), 0u);
   answers_.clear();
   EXPECT_FALSE(answers_.next_record());
   EXPECT_FALSE(answers_.next_run_time());

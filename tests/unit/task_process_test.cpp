@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fiber/task.hpp"
@@ -31,7 +36,41 @@ int crash_on(int x) {
 }
 FIBER_TASK(crash_on);
 
+std::string text_of(int size) { return std::string(static_cast<std::size_t>(size), 'r'); }
+FIBER_TASK(text_of);
+
+int crash_after(int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+  std::raise(SIGSEGV);
+  return 0;
+}
+FIBER_TASK(crash_after);
+
 Bytes argument(int x) { return fiber::call(triple, x).arguments; }
+
+// More than a task ring holds (256 KiB).
+constexpr int kLargerThanTheRing = 1 << 20;
+
+// The write system calls (write, writev, ...) a process of ours has made: /proc/PID/io.
+std::uint64_t write_calls(pid_t pid) {
+  std::ifstream io("/proc/" + std::to_string(pid) + "/io");
+  for (std::string key; io >> key;) {
+    std::uint64_t value = 0;
+    io >> value;
+    if (key == "syscw:") return value;
+  }
+  return 0;
+}
+
+// The one child this process has forked (the task process).
+pid_t only_child() {
+  pid_t child = -1;
+  for (const auto& thread : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream children(thread.path() / "children");
+    for (pid_t pid; children >> pid;) child = pid;
+  }
+  return child;
+}
 
 constexpr auto kAnswerWait = 10ms;
 constexpr int kAnswerAttempts = 1000;  // ~10 s: a loaded machine is slow, a lost answer fails
@@ -114,6 +153,61 @@ TEST(TaskProcess, ACrashingTaskEndsTheChildAndSaysHow) {
   EXPECT_EQ(process.current_chunk(), 3u);
   EXPECT_EQ(process.current_item(), 1u);
   EXPECT_FALSE(process.send(fiber::unit::run_body("triple", {argument(1)})));
+}
+
+TEST(TaskProcess, AnAnswerLargerThanItsRingComesWhole) {
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(fiber::unit::run_body(
+      "text_of", {fiber::call(text_of, kLargerThanTheRing).arguments}, {.chunk_id = 4})));
+  AnswerReader answers;
+  std::string death;
+  Answer answer = receive_answer(process, answers, 1, death);
+  ASSERT_TRUE(answer.ran) << death;
+  EXPECT_EQ(fiber::decode<std::string>(answer.items.at(0).bytes), text_of(kLargerThanTheRing));
+}
+
+TEST(TaskProcess, AChunkLargerThanItsRingReachesTheChild) {
+  TaskProcess process;
+  process.start();
+  std::vector<Bytes> items(kLargerThanTheRing / 16, argument(2));
+  ASSERT_TRUE(process.send(fiber::unit::run_body("triple", items, {.chunk_id = 5})));
+  AnswerReader answers;
+  std::string death;
+  Answer answer = receive_answer(process, answers, items.size(), death);
+  ASSERT_TRUE(answer.ran) << death;
+  EXPECT_EQ(fiber::decode<int>(answer.items.back().bytes), 6);
+}
+
+TEST(TaskProcess, ASendWaitingForRoomEndsWhenTheChildDies) {
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(fiber::unit::run_body(
+      "crash_after", {fiber::call(crash_after, 100).arguments}, {.chunk_id = 6})));
+  std::vector<Bytes> items(kLargerThanTheRing / 16, argument(1));
+  EXPECT_FALSE(process.send(fiber::unit::run_body("triple", items, {.chunk_id = 7})));
+  AnswerReader answers;
+  std::string death;
+  receive_answer(process, answers, 1, death);
+  EXPECT_EQ(death, "killed by signal SIGSEGV (Segmentation fault)");
+}
+
+// The hop costs the task process no write call: answers go through shared memory.
+TEST(TaskProcess, ChunksOneAtATimeCostTheChildNoWriteCalls) {
+  constexpr int kChunks = 200;
+  TaskProcess process;
+  process.start();
+  pid_t child = only_child();
+  ASSERT_GT(child, 0);
+  AnswerReader answers;
+  std::string death;
+  std::uint64_t before = write_calls(child);
+  for (int chunk = 1; chunk <= kChunks; ++chunk) {
+    ASSERT_TRUE(process.send(fiber::unit::run_body(
+        "triple", {argument(chunk)}, {.chunk_id = static_cast<std::uint64_t>(chunk)})));
+    ASSERT_TRUE(receive_answer(process, answers, 1, death).ran) << death;
+  }
+  EXPECT_LT(write_calls(child) - before, static_cast<std::uint64_t>(kChunks / 10));
 }
 
 TEST(TaskProcess, GivesBackItsDescriptorsAndSharedPage) {

@@ -1,0 +1,64 @@
+// A one-way byte stream in memory shared by a worker and its task process: one writer, one
+// reader, and no system call while both are awake. A side that finds nothing to do (no bytes to
+// read, no room to write) spins briefly, then sleeps on a futex that the other side wakes only
+// if it said it sleeps (docs/design.md, "The task-process hop"). Bytes that do not fit go in
+// pieces, as the reader frees room.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "fiber/serialization.hpp"
+
+namespace fiber::detail::task_ring {
+
+class Ring {
+ public:
+  // The memory a ring of `capacity` bytes takes (a power of two), to place it in a mapping.
+  static std::size_t footprint(std::size_t capacity);
+  // A view of the ring laid out in `memory` (footprint(capacity) bytes, mapped MAP_SHARED before
+  // the fork); reset() makes it empty.
+  Ring(void* memory, std::size_t capacity);
+  // Empty, open, nobody asleep: only while no other process uses it.
+  void reset();
+
+  std::size_t capacity() const { return capacity_; }
+  // --- the writer ---
+  std::size_t space() const;
+  // Copies in as many of `bytes` as fit and wakes a sleeping reader; how many it copied.
+  std::size_t write_some(std::span<const char> bytes);
+  // Copies in all of `bytes`, waiting for room as needed; between waits of at most `wait`,
+  // `keep_waiting` may say to give up (the reader is gone): then false.
+  bool write_all(std::span<const char> bytes, std::chrono::nanoseconds wait,
+                 const std::function<bool()>& keep_waiting);
+  // No more bytes: the reader sees it after the bytes written before.
+  void close();
+
+  // --- the reader ---
+  bool empty() const;
+  bool closed() const;
+  // Appends all the ring holds to `out` and wakes a writer waiting for room; how many.
+  std::size_t read_into(Bytes& out);
+
+  // Spins, then sleeps until there are bytes to read (or the ring is closed), for at most
+  // `timeout` in all; whether there are.
+  bool wait_readable(std::chrono::nanoseconds timeout);
+  // The same for room for `bytes` (at most the capacity).
+  bool wait_space(std::size_t bytes, std::chrono::nanoseconds timeout);
+
+ private:
+  struct Shared;
+  template <class Ready>
+  bool wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
+            std::chrono::nanoseconds timeout);
+  Shared& shared() const { return *shared_; }
+  Shared* shared_;
+  char* data_;
+  std::size_t capacity_;
+};
+
+}  // namespace fiber::detail::task_ring
