@@ -37,7 +37,6 @@ The workers are spread evenly over the nodes: each node has ceil((workers + 1) /
 """
 
 import argparse
-import math
 import os
 import struct
 import subprocess
@@ -46,8 +45,8 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MULTINODE = os.path.join(ROOT, "tests", "multinode")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simulated_nodes  # noqa: E402
 # name: (environment, hidden sizes); parameters = the MLP's weights and biases.
 POLICIES = {
     "pendulum-353": ("Pendulum-v1", [16, 16]),
@@ -137,33 +136,17 @@ def read_counts(path):
     return values[1], dict(zip(COUNTERS, values[2:-1])), snapshots
 
 
-def launch_environment(hostfile, counts_path, library):
-    """The environment of tests/multinode/run.sh, with this run's hostfile and counters."""
-    agent = "fakessh-root.sh" if os.geteuid() == 0 else "fakessh-user.sh"
-    env = dict(os.environ)
-    env.update({
-        "OMPI_MCA_plm_rsh_agent": os.path.join(MULTINODE, agent),
-        "OMPI_MCA_orte_default_hostfile": hostfile,
-        "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
-        "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-        "FIBER_OVERSUBSCRIBE": "1", "FIBER_MPI_COUNTS": counts_path,
-    })
-    return env, ["env", f"LD_PRELOAD={library}"]
-
-
 def run(build, work, policy, workers, nodes, args):
     """Runs fiber-es once and prints a CSV line per snapshot."""
     environment, hidden = POLICIES[policy]
     hostfile = os.path.join(work, "hostfile")
-    slots = math.ceil((workers + 1) / nodes)
-    with open(hostfile, "w") as out:
-        for node in range(nodes):
-            out.write(f"node{chr(ord('A') + node)} slots={slots}\n")
+    simulated_nodes.write_hostfile(hostfile, workers, nodes)
     counts_path = os.path.join(work, "counts")
     if os.path.exists(counts_path):
         os.remove(counts_path)
     library = os.path.join(build, "benchmarks", "mpi_counts", "libfiber_mpi_counts.so")
-    env, preload = launch_environment(hostfile, counts_path, library)
+    env = simulated_nodes.launch_environment(hostfile, FIBER_MPI_COUNTS=counts_path)
+    preload = ["env", f"LD_PRELOAD={library}"]
     log = os.path.join(work, "run.h5")
     command = ["mpirun", "-n", "1", *preload, os.path.join(build, "apps", "es", "fiber-es"),
                "--env", environment, "--hidden", *map(str, hidden),

@@ -18,7 +18,6 @@ wall; the segment tasks' own seconds from the tasks log), and one per update mea
 """
 
 import argparse
-import math
 import os
 import subprocess
 import sys
@@ -26,36 +25,20 @@ import tempfile
 
 import h5py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MULTINODE = os.path.join(ROOT, "tests", "multinode")
-CONFIG = os.path.join(ROOT, "apps", "ppo", "configs", "humanoid.toml")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import simulated_nodes  # noqa: E402
+
+CONFIG = os.path.join(simulated_nodes.ROOT, "apps", "ppo", "configs", "humanoid.toml")
 HEADER = ("kind,workers,nodes,iteration,samples,step_sleep_us,rollout_seconds,update_seconds,"
           "task_seconds_max,task_seconds_mean,gemm_seconds")
 BASELINE_WORKERS = 8  # the paper's multiprocessing pool, on one node
 UPDATE_REPEATS = 2    # ppo_update's measurements of each (the smallest kept)
 
 
-def launch_environment(hostfile):
-    """The environment of tests/multinode/run.sh, with this run's hostfile."""
-    agent = "fakessh-root.sh" if os.geteuid() == 0 else "fakessh-user.sh"
-    env = dict(os.environ)
-    env.update({
-        "OMPI_MCA_plm_rsh_agent": os.path.join(MULTINODE, agent),
-        "OMPI_MCA_orte_default_hostfile": hostfile,
-        "OMPI_MCA_oob_tcp_if_include": "lo", "OMPI_MCA_btl_tcp_if_include": "lo",
-        "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-        "FIBER_OVERSUBSCRIBE": "1",
-    })
-    return env
-
-
 def run(build, work, workers, nodes, args):
     """Runs fiber-ppo once and prints a CSV line per iteration."""
     hostfile = os.path.join(work, "hostfile")
-    slots = math.ceil((workers + 1) / nodes)
-    with open(hostfile, "w") as out:
-        for node in range(nodes):
-            out.write(f"node{chr(ord('A') + node)} slots={slots}\n")
+    simulated_nodes.write_hostfile(hostfile, workers, nodes)
     log = os.path.join(work, "run.h5")
     samples = workers * args.steps
     command = ["mpirun", "-n", "1", os.path.join(build, "apps", "ppo", "fiber-ppo"),
@@ -64,7 +47,7 @@ def run(build, work, workers, nodes, args):
                "--step-sleep-us", str(args.step_sleep_us), "--eval-every", "0",
                "--eval-episodes", "1", "--rollout-log", "summary", "--output", log,
                "--overwrite"]
-    result = subprocess.run(command, env=launch_environment(hostfile), stdout=subprocess.PIPE,
+    result = subprocess.run(command, env=simulated_nodes.launch_environment(hostfile), stdout=subprocess.PIPE,
                             text=True, check=False)
     if result.returncode != 0:
         sys.exit(f"ppo_scaling: fiber-ppo with {workers} workers on {nodes} nodes failed "

@@ -17,9 +17,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../support/expect_line.sh
+source "$(dirname "$0")/../support/expect_line.sh"
 hang_wait_polls=300  # seconds to wait for the peer's hang, at most (it comes after fiber's runs)
-expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
 count_lines() { grep -Ec "$2" "$1" || true; }
 
 case "$2" in

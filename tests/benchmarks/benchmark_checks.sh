@@ -20,10 +20,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python=/usr/bin/python3
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../support/expect_line.sh
+source "$(dirname "$0")/../support/expect_line.sh"
 
-# expect_line FILE LINE-PATTERN: FILE has a line matching it (an extended regular expression).
-expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
 # one_line FILE: FILE holds exactly one line (an error is one clear line).
 one_line() { [[ $(wc -l <"$1") -eq 1 ]] || { cat "$1" >&2; fail "$(basename "$1"): not one line"; }; }
 

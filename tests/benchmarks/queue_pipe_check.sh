@@ -8,8 +8,8 @@ build=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
+# shellcheck source=../support/expect_line.sh
+source "$(dirname "$0")/../support/expect_line.sh"
 
 bin="$build/benchmarks/queue_pipe/queue_pipe"
 "$bin" --items 2000 --round-trips 200 --batch 100 >"$work/rows.csv"

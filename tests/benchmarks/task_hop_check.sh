@@ -10,8 +10,8 @@ build=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_line() { grep -Eq "$2" "$1" || { cat "$1" >&2; fail "no line '$2' in $(basename "$1")"; }; }
+# shellcheck source=../support/expect_line.sh
+source "$(dirname "$0")/../support/expect_line.sh"
 
 "$build/benchmarks/task_hop/task_hop" --tasks 500 --repeats 1 >"$work/hop.csv"
 expect_line "$work/hop.csv" '^none,all,500,wall_us,[0-9.]+$'
