@@ -1,6 +1,8 @@
 // fiber::Queue and SimpleQueue, as Python's multiprocessing queues: FIFO, maxsize (Full), Empty
 // at a timeout, from the master, Processes and pool tasks; 100,000 items through 4 Processes
-// exactly once; a producer that crashes leaves what it had put and the queue goes on.
+// exactly once, in batches and one put / get at a time (through the feeder thread and the
+// read-ahead); what a process read ahead goes back to the queue; a producer that crashes leaves
+// what it had flushed and the queue goes on.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fiber/fiber.hpp>
@@ -35,22 +37,47 @@ void produce(fiber::Queue<int> queue, int first, int count) {
   if (!batch.empty()) queue.put_many(batch);
 }
 
-// Takes items until kEndOfWork, and puts what it took on `taken`.
+void produce_one_by_one(fiber::Queue<int> queue, int first, int count) {
+  for (int item = first; item < first + count; ++item) queue.put(item);
+}
+
+// Takes items until kEndOfWork, and puts what it took on `taken`. The end marks that came in the
+// same batch as its own are the other consumers': they go back.
 void consume(fiber::Queue<int> work, fiber::Queue<std::vector<int>> taken) {
   std::vector<int> mine;
-  while (true) {
+  int ends = 0;
+  while (ends == 0) {
     for (int item : work.get_many(kBatch, 20s)) {
       if (item == kEndOfWork) {
-        taken.put(mine);
-        return;
+        ++ends;
+      } else {
+        mine.push_back(item);
       }
-      mine.push_back(item);
     }
   }
+  for (; ends > 1; --ends) work.put(kEndOfWork);
+  taken.put(mine);
+}
+
+void consume_one_by_one(fiber::Queue<int> work, fiber::Queue<std::vector<int>> taken) {
+  std::vector<int> mine;
+  for (int item = work.get(20s); item != kEndOfWork; item = work.get(20s)) mine.push_back(item);
+  taken.put(mine);
+}
+
+// Takes one item of a queue (reading ahead more) and returns it.
+int take_one(fiber::Queue<int> queue) { return queue.get(10s); }
+
+// Gets `count` items, in the order they come.
+std::vector<int> take_all(fiber::Queue<int> queue, int count) {
+  std::vector<int> got;
+  for (int i = 0; i < count; ++i) got.push_back(queue.get(10s));
+  return got;
 }
 
 void put_then_crash(fiber::Queue<std::string> queue) {
   queue.put("before the crash");
+  queue.flush();
   raise(SIGSEGV);
   queue.put("never put");
 }
@@ -81,6 +108,10 @@ FIBER_TASK(make_a_queue);
 FIBER_TASK(use_an_unattached_queue);
 FIBER_TASK(produce);
 FIBER_TASK(consume);
+FIBER_TASK(produce_one_by_one);
+FIBER_TASK(consume_one_by_one);
+FIBER_TASK(take_one);
+FIBER_TASK(take_all);
 FIBER_TASK(put_then_crash);
 FIBER_TASK(put_square);
 FIBER_TASK(echo_pair);
@@ -141,17 +172,19 @@ TEST(Queue, PoolTasksPutAndGet) {
   EXPECT_EQ(echoed.get(), std::make_pair(std::string("from the master"), 1));
 }
 
+using Producer = void (*)(fiber::Queue<int>, int, int);
+using Consumer = void (*)(fiber::Queue<int>, fiber::Queue<std::vector<int>>);
+
 // 100,000 items from 2 producer Processes to 2 consumer Processes, each exactly once.
-TEST(Queue, ProducersAndConsumersMoveEveryItemExactlyOnce) {
-  fiber::Queue<int> work(10'000);
+void move_every_item_exactly_once(fiber::Queue<int> work, Producer producer, Consumer consumer) {
   fiber::Queue<std::vector<int>> taken;
   std::vector<std::unique_ptr<fiber::Process>> processes;
   for (int p = 0; p < kProducers; ++p) {
-    processes.push_back(std::make_unique<fiber::Process>(produce, work, p * kItems / kProducers,
+    processes.push_back(std::make_unique<fiber::Process>(producer, work, p * kItems / kProducers,
                                                          kItems / kProducers));
   }
   for (int c = 0; c < kConsumers; ++c) {
-    processes.push_back(std::make_unique<fiber::Process>(consume, work, taken));
+    processes.push_back(std::make_unique<fiber::Process>(consumer, work, taken));
   }
   for (auto& process : processes) process->start();
   for (int p = 0; p < kProducers; ++p) {
@@ -172,6 +205,38 @@ TEST(Queue, ProducersAndConsumersMoveEveryItemExactlyOnce) {
   std::vector<int> expected(kItems);
   std::iota(expected.begin(), expected.end(), 0);
   EXPECT_EQ(all, expected);
+}
+
+TEST(Queue, ProducersAndConsumersMoveEveryItemExactlyOnce) {
+  move_every_item_exactly_once(fiber::Queue<int>(10'000), produce, consume);
+}
+
+// One put and one get per item: puts go through the producers' feeder threads, gets read ahead
+// (and a consumer's read-ahead holding the other's end mark goes back when it ends).
+TEST(Queue, OneItemAtATimeMovesEveryItemExactlyOnce) {
+  move_every_item_exactly_once(fiber::Queue<int>(), produce_one_by_one, consume_one_by_one);
+}
+
+// A task that got one item read ahead others; they are back in the queue when its result is.
+TEST(Queue, ATasksReadAheadIsBackWhenItsResultIs) {
+  fiber::Queue<int> queue;
+  for (int i = 0; i < 10; ++i) queue.put(i);
+  fiber::Pool pool({.processes = 1});
+  EXPECT_EQ(pool.apply(take_one, queue), 0);
+  EXPECT_EQ(queue.qsize(), 9u);
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(queue.get_nowait(), i);
+}
+
+// The master reads ahead and then stops getting: within the lease the items go back, and a
+// Process gets them, in order.
+TEST(Queue, ReadAheadThatIsNotTakenGoesBack) {
+  fiber::Queue<int> queue;
+  for (int i = 0; i < 10; ++i) queue.put(i);
+  EXPECT_EQ(queue.get(), 0);
+  fiber::Pool pool({.processes = 1});
+  std::vector<int> rest(9);
+  std::iota(rest.begin(), rest.end(), 1);
+  EXPECT_EQ(pool.apply(take_all, queue, 9), rest);
 }
 
 // Outside the master a queue cannot be made: one clear error, not a connection to nowhere.

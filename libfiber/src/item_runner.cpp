@@ -8,6 +8,8 @@
 #include <memory>
 #include <typeinfo>
 
+#include "queue/feeder.hpp"
+
 namespace fiber::detail {
 namespace {
 
@@ -64,6 +66,7 @@ void ItemRunner::run(const RunBody& run, std::uint32_t index, Bytes& out) {
   } else {
     try {
       (*invoker)(run.item(index), out);
+      Feeder::settle_this_process();  // the task's puts are in their queues before its result
     } catch (const std::exception& error) {
       out.resize(data);
       status.ok = 0;

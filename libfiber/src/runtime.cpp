@@ -12,6 +12,7 @@
 #include "launch_defaults.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "queue/feeder.hpp"
 #include "reduction/partial_store.hpp"
 #include "run_identity.hpp"
 #include "runtime_state.hpp"
@@ -97,8 +98,9 @@ Runtime::Runtime(int argc, char** argv) {
 }
 
 Runtime::~Runtime() {
-  live_state->queue_broker.reset();  // its waiting requests fail: nothing blocks the shutdown
-  live_state->dispatcher.reset();    // shuts the workers down; they remove their nodes' arrays
+  detail::Feeder::stop_this_process();  // the master's puts reach its broker before it stops
+  live_state->queue_broker.reset();     // its waiting requests fail: nothing blocks the shutdown
+  live_state->dispatcher.reset();       // shuts the workers down; they remove their nodes' arrays
   detail::unlink_node_arrays();
   detail::partial_store::remove_all_of_run();
   delete live_state;

@@ -8,10 +8,18 @@
 // The queues live in the master (a broker thread that the first queue starts and the runtime
 // stops) and are reached over TCP from the master, Processes and pool tasks alike; a copy of a
 // queue is its address, passed as an argument. Items are in the order they were put (per
-// producer; put order across producers is the order the broker got them). An item is in the
-// queue once put() has returned, whatever becomes of its producer; what a producer that crashed
-// had not put is simply absent. A queue lives until the runtime ends. put_many and get_many
-// move many items per message, for rates that one message per item cannot reach.
+// producer; put order across producers is the order the broker got them).
+//
+// As in Python, put() to an unbounded queue returns at once and a background thread of the
+// process sends the items (many per message); a process sees its own puts at its next get,
+// poll or qsize, and every put of a task or Process is in the queue before its result (or
+// exitcode) is. A producer that crashes loses what it had not yet sent, as in Python; flush()
+// waits until it is sent. A put to a bounded queue returns once the item is in. A get brings up
+// to 256 more items than it asked for (read ahead, for the next gets); what a process has read
+// ahead goes back to the queue when its task ends, or after 2 ms untaken (others waiting are
+// held up no longer); a consumer that crashes loses what it had read ahead, as a consumer of
+// Uber's Fiber loses its ZeroMQ buffer. A queue lives until the runtime ends. put_many and
+// get_many also move many items per call.
 #pragma once
 
 #include <chrono>
@@ -95,6 +103,10 @@ class Queue {
   bool poll(std::chrono::duration<Rep, Period> timeout) const {
     return channel_.poll(detail::to_timeout(timeout));
   }
+
+  // Waits until every item this process put (on any queue) is in its queue: after it, a crash
+  // loses none of them (Python: close() and join_thread()).
+  void flush() const { channel_.flush(); }
 
   // The number of items now (others may put or get at the same time, as in Python).
   std::size_t qsize() const { return channel_.size(); }

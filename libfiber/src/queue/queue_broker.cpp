@@ -22,6 +22,8 @@ using queue_wire::Operation;
 using queue_wire::Status;
 
 constexpr int kListenBacklog = 128;
+// A get's reply holds items up to this size (and at least one item).
+constexpr std::size_t kMostReplyBytes = 1 << 20;
 
 [[noreturn]] void fail(const char* what) {
   throw Error(std::string("fiber: the queue broker cannot ") + what + ": " + std::strerror(errno));
@@ -116,6 +118,10 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
   auto operation = static_cast<Operation>(queue_wire::take<std::uint8_t>(request));
   auto id = queue_wire::take<std::uint64_t>(request);
   auto timeout_ms = queue_wire::take<std::int64_t>(request);
+  if (operation == Operation::sync) {
+    reply(socket, Status::ok);
+    return true;
+  }
   std::unique_lock lock(mutex_);
   auto found = queues_.find(id);
   if (found == queues_.end()) {
@@ -132,6 +138,16 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
       if (answered) reply(socket, status);
       return true;
     }
+    case Operation::unget: {
+      auto items = queue_wire::split_batch(request);
+      for (auto item = items.rbegin(); item != items.rend(); ++item) {
+        queue.items.push_front(std::move(*item));
+      }
+      queue.changed.notify_all();
+      return true;
+    }
+    case Operation::sync:
+      break;
     case Operation::get: {
       Bytes items = queue_wire::frame();
       Status status = get(queue, queue_wire::take<std::uint32_t>(request), items, lock, timeout_ms);
@@ -179,23 +195,31 @@ Status QueueBroker::put(Queue& queue, std::vector<Bytes> items, std::unique_lock
                                              deadline - std::chrono::steady_clock::now())
                                              .count());
       }
+      queue.changed.notify_all();  // the items put so far, for the getters that make room
       if (!wait(queue, lock, left, [&] { return queue.items.size() < queue.maxsize; })) {
         return stopping_ ? Status::stopping : Status::timed_out;
       }
     }
     queue.items.push_back(std::move(item));
-    queue.changed.notify_all();
   }
+  queue.changed.notify_all();
   return Status::ok;
 }
 
 Status QueueBroker::get(Queue& queue, std::uint32_t most, Bytes& reply,
                         std::unique_lock<std::mutex>& lock, std::int64_t timeout_ms) {
-  if (!wait(queue, lock, timeout_ms, [&] { return !queue.items.empty(); })) {
-    return stopping_ ? Status::stopping : Status::timed_out;
+  ++queue.waiting_getters;
+  bool ready = wait(queue, lock, timeout_ms, [&] { return !queue.items.empty(); });
+  --queue.waiting_getters;
+  if (!ready) return stopping_ ? Status::stopping : Status::timed_out;
+  // A getter asking for many (a read-ahead) leaves a share to those waiting beside it.
+  std::size_t share = std::max<std::size_t>(1, std::min<std::size_t>(most, queue.items.size()));
+  if (queue.waiting_getters > 0) {
+    share =
+        std::max<std::size_t>(1, std::min(share, queue.items.size() / (queue.waiting_getters + 1)));
   }
-  for (std::uint32_t taken = 0; taken < std::max<std::uint32_t>(most, 1) && !queue.items.empty();
-       ++taken) {
+  for (std::size_t taken = 0; taken < share && !queue.items.empty(); ++taken) {
+    if (taken > 0 && reply.size() + queue.items.front().size() > kMostReplyBytes) break;
     queue_wire::append_item(reply, queue.items.front());
     queue.items.pop_front();
   }

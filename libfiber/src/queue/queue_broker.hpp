@@ -36,6 +36,7 @@ class QueueBroker {
   struct Queue {
     std::deque<queue_wire::Bytes> items;
     std::size_t maxsize = 0;  // 0: unbounded
+    std::size_t waiting_getters = 0;
     std::condition_variable changed;
   };
   struct Connection {

@@ -18,10 +18,12 @@ namespace fiber::detail::queue_wire {
 using Bytes = std::vector<char>;
 
 enum class Operation : std::uint8_t {
-  put,   // payload: a batch; reply only for a bounded queue (an unbounded one takes at once)
-  get,   // payload: u32 most items to take; reply: a batch of at least one item
-  poll,  // reply ok when the queue has an item
-  size,  // reply: u64 items in the queue
+  put,    // payload: a batch; reply only for a bounded queue (an unbounded one takes at once)
+  get,    // payload: u32 most items to take; reply: a batch of at least one item
+  poll,   // reply ok when the queue has an item
+  size,   // reply: u64 items in the queue
+  unget,  // payload: a batch of read-ahead items, back at the queue's front in order; no reply
+  sync,   // reply ok: every request before it on the connection is done
 };
 
 enum class Status : std::uint8_t { ok, timed_out, unknown_queue, stopping };
@@ -92,10 +94,15 @@ inline std::optional<Bytes> receive_frame(int fd) {
   return body;
 }
 
-// Sends `body` (which starts with room for its u32 size, filled in here).
-inline bool send_frame(int fd, Bytes& body) {
+// Fills in the u32 size that `body` starts with room for.
+inline void seal_frame(Bytes& body) {
   auto size = static_cast<std::uint32_t>(body.size() - sizeof(std::uint32_t));
   std::memcpy(body.data(), &size, sizeof size);
+}
+
+// Sends `body` (which starts with room for its u32 size, filled in here).
+inline bool send_frame(int fd, Bytes& body) {
+  seal_frame(body);
   return send_all(fd, body);
 }
 

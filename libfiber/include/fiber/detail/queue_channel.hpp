@@ -1,7 +1,8 @@
 // The untyped side of fiber::Queue, SimpleQueue and Pipe: a queue of byte strings held by the
 // master's queue broker (libfiber/src/queue/queue_broker.hpp), reached over TCP from any process
 // of the job, by its address. The address is all a copy holds: it is what a task's argument
-// carries, and each process connects on first use (one connection per thread).
+// carries, and each process connects on first use (one connection per thread, and one for its
+// feeder thread: libfiber/src/queue/feeder.hpp).
 #pragma once
 
 #include <chrono>
@@ -47,6 +48,8 @@ class FIBER_EXPORT QueueChannel {
   // True if an item is there within `timeout`, without taking it.
   bool poll(Timeout timeout) const;
   std::size_t size() const;
+  // Waits until what this process put is in its queues.
+  void flush() const;
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
