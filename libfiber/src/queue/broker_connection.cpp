@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "fiber/errors.hpp"
+#include "posix/this_pid.hpp"
 #include "posix/unique_fd.hpp"
 
 namespace fiber::detail {
@@ -64,10 +65,10 @@ int broker_socket(const QueueAddress& address) {
   if (address.port == 0) made_in_the_master();
   thread_local std::map<std::pair<std::string, std::uint16_t>, BrokerConnection> connections;
   auto& connection = connections[{address.host, address.port}];
-  if (connection.pid != ::getpid()) {
+  if (connection.pid != posix::this_pid()) {
     connection.socket.release();  // the parent's: it stays open for the parent
     connection.socket = connect_to(address);
-    connection.pid = ::getpid();
+    connection.pid = posix::this_pid();
   }
   return connection.socket.get();
 }

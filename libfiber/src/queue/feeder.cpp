@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fiber/errors.hpp"
+#include "posix/this_pid.hpp"
 #include "queue/broker_connection.hpp"
 
 namespace fiber::detail {
@@ -32,14 +33,14 @@ bool same_broker(const QueueAddress& a, const QueueAddress& b) {
 
 }  // namespace
 
-Feeder::Feeder() : pid_(::getpid()), thread_([this] { run(); }) {}
+Feeder::Feeder() : pid_(posix::this_pid()), thread_([this] { run(); }) {}
 
 Feeder& Feeder::of_this_process() {
   Feeder* feeder = feeder_of_this_process();
-  if (feeder && feeder->pid_ == ::getpid()) return *feeder;
+  if (feeder && feeder->pid_ == posix::this_pid()) return *feeder;
   std::lock_guard lock(feeder_creation);
   feeder = current_feeder.load(std::memory_order_acquire);
-  if (!feeder || feeder->pid_ != ::getpid()) {
+  if (!feeder || feeder->pid_ != posix::this_pid()) {
     // A parent's feeder (after a fork) is left as it is: its thread is not in this process, and
     // its lock may have been held when the process forked.
     feeder = new Feeder();
@@ -50,12 +51,12 @@ Feeder& Feeder::of_this_process() {
 
 void Feeder::settle_this_process() {
   Feeder* feeder = feeder_of_this_process();
-  if (feeder && feeder->pid_ == ::getpid()) feeder->settle();
+  if (feeder && feeder->pid_ == posix::this_pid()) feeder->settle();
 }
 
 void Feeder::stop_this_process() {
   Feeder* feeder = feeder_of_this_process();
-  if (!feeder || feeder->pid_ != ::getpid()) return;
+  if (!feeder || feeder->pid_ != posix::this_pid()) return;
   try {
     feeder->settle();
   } catch (const Error&) {
@@ -94,7 +95,13 @@ void Feeder::queue_items(Operation operation, const QueueAddress& queue,
     queue_wire::append_item(frame, item);
   }
   ++queued_;
-  if (idle_) work_.notify_one();
+  wake_if_idle();
+}
+
+void Feeder::wake_if_idle() {
+  if (!idle_) return;
+  idle_ = false;  // one wake-up, not one per put until the thread runs
+  work_.notify_one();
 }
 
 void Feeder::sync() {
@@ -124,7 +131,7 @@ std::vector<Bytes> Feeder::take_read_ahead(const QueueAddress& queue, std::size_
 void Feeder::keep_read_ahead(const QueueAddress& queue, std::vector<Bytes> items) {
   std::lock_guard lock(mutex_);
   read_ahead_.keep(queue, std::move(items), ReadAhead::Clock::now());
-  if (idle_) work_.notify_one();  // to wait for the lease's end
+  wake_if_idle();  // to wait for the lease's end
 }
 
 std::size_t Feeder::read_ahead_size(const QueueAddress& queue) {

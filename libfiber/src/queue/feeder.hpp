@@ -9,6 +9,8 @@
 // its result is reported. A process that crashes loses what it had not yet sent, as in Python.
 #pragma once
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +62,7 @@ class Feeder {
   void run();
   void queue_items(queue_wire::Operation operation, const QueueAddress& queue,
                    const std::vector<Bytes>& items);
+  void wake_if_idle();
   void return_read_ahead(std::vector<ReadAhead::Returned> returned);
   // Sends the frames, a write per broker; the error, or empty.
   std::string send(std::vector<Outgoing>& frames);
@@ -67,7 +70,7 @@ class Feeder {
   std::string sync_brokers();
   void throw_if_failed() const;
 
-  const int pid_;
+  const pid_t pid_;
   std::mutex mutex_;
   std::condition_variable work_;  // to the thread: something to send or sync
   std::condition_variable done_;  // to callers: sent, synced, or room

@@ -53,10 +53,11 @@ bool QueueChannel::put(const std::vector<Bytes>& items, Timeout timeout) const {
 }
 
 std::vector<Bytes> QueueChannel::get(std::size_t most, Timeout timeout) const {
-  auto request = request_in_order(Operation::get, address_, timeout);
+  if (address_.port == 0) made_in_the_master();
   Feeder& feeder = Feeder::of_this_process();
   most = std::max<std::size_t>(most, 1);
   if (auto items = feeder.take_read_ahead(address_, most); !items.empty()) return items;
+  auto request = request_in_order(Operation::get, address_, timeout);
   constexpr std::size_t kMostPerMessage = std::numeric_limits<std::uint32_t>::max();
   std::size_t asked = std::min(std::max(most, kReadAheadItems), kMostPerMessage);
   queue_wire::append(request, static_cast<std::uint32_t>(asked));
