@@ -1,8 +1,11 @@
 // Work goes on while the master computes: the dispatcher does not need the caller in a pool call.
 // And while callers wait, their own threads make the progress (the dispatcher thread steps
 // aside): work they leave in flight when they go back to computing still completes, and several
-// threads waiting at once each get their own results.
+// threads waiting at once each get their own results. While nothing comes from the workers,
+// neither the waiting caller nor the dispatcher thread spins: the master's CPU time stays a
+// small part of a long task's.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
@@ -24,6 +27,33 @@ double compute_for(std::chrono::steady_clock::duration duration) {
   auto until = std::chrono::steady_clock::now() + duration;
   for (long i = 1; std::chrono::steady_clock::now() < until; ++i) sum += std::sqrt(double(i));
   return sum;
+}
+
+// This process's CPU time (all its threads) so far.
+std::chrono::duration<double> cpu_time() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return std::chrono::duration<double>(seconds(usage.ru_utime) + seconds(usage.ru_stime));
+}
+
+// A quiet master polls its workers with the backoff's sleeps (a few % of a core at most); one
+// that spun would use about all of its core for the task's whole time.
+constexpr int kLongTaskMs = 2000;
+constexpr double kMostQuietCpuShare = 0.2;
+
+TEST(Progress, TheMasterDoesNotSpinWhileATaskRuns) {
+  fiber::Pool pool({.processes = 1});
+  EXPECT_EQ(pool.apply(sleep_then, 0, 0), 0);  // started, and its worker joined
+  const std::chrono::duration<double> task = std::chrono::milliseconds(kLongTaskMs);
+  auto before = cpu_time();
+  EXPECT_EQ(pool.apply(sleep_then, 1, kLongTaskMs), 1);  // this thread drives the progress
+  EXPECT_LT(cpu_time() - before, kMostQuietCpuShare * task);
+  before = cpu_time();
+  auto running = pool.apply_async(sleep_then, 2, kLongTaskMs);
+  std::this_thread::sleep_for(task);  // the dispatcher thread polls alone
+  EXPECT_EQ(running.get(), 2);
+  EXPECT_LT(cpu_time() - before, kMostQuietCpuShare * task);
 }
 
 TEST(Progress, ApplyAsyncCompletesWhileTheMasterComputes) {

@@ -289,7 +289,7 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
   }
   progress_sends();
   if (failure) std::rethrow_exception(failure);
-  return true;
+  return completed > 0;  // none came: a quiet round, after which the poller may back off
 }
 
 void WorkerSet::receive(int id, const MPI_Status& status,
