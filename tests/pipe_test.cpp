@@ -1,11 +1,17 @@
 // fiber::Pipe, as Python's multiprocessing.Pipe: a duplex ping-pong with a Process, poll with a
-// timeout, a one-way pipe whose ends only receive or only send.
+// timeout, a one-way pipe whose ends only receive or only send; what was sent before the reading
+// end first read comes first, in order; what a sender sent before it crashed arrives; an end is
+// read in one process only.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
+#include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -24,10 +30,26 @@ void pong(fiber::Connection<int> end) {
 
 void write_line(fiber::Connection<std::string> end, std::string line) { end.send(line); }
 
+std::vector<int> receive_many(fiber::Connection<int> end, int count) {
+  std::vector<int> got;
+  for (int i = 0; i < count; ++i) got.push_back(end.recv(10s));
+  return got;
+}
+
+void send_then_crash(fiber::Connection<int> end, int count) {
+  for (int i = 0; i < count; ++i) end.send(i);
+  raise(SIGSEGV);
+}
+
+bool poll_an_end(fiber::Connection<int> end) { return end.poll(); }
+
 }  // namespace
 
 FIBER_TASK(pong);
 FIBER_TASK(write_line);
+FIBER_TASK(receive_many);
+FIBER_TASK(send_then_crash);
+FIBER_TASK(poll_an_end);
 
 namespace {
 
@@ -71,6 +93,48 @@ TEST(Pipe, OneWayReadsAtTheFirstEndOnly) {
   process.start();
   EXPECT_EQ(reader.recv(10s), "from a process");
   process.join();
+}
+
+// Half is sent before the reading end's process exists (it waits on the broker), half once it reads
+// (straight to it): all of it comes, in order.
+TEST(Pipe, WhatWasSentBeforeTheFirstReadComesFirstInOrder) {
+  constexpr int kHalf = 50;
+  auto [mine, theirs] = fiber::Pipe<int>();
+  for (int i = 0; i < kHalf; ++i) mine.send(i);
+  fiber::Pool pool({.processes = 1});
+  auto received = pool.apply_async(receive_many, theirs, 2 * kHalf);
+  std::this_thread::sleep_for(200ms);
+  for (int i = kHalf; i < 2 * kHalf; ++i) mine.send(i);
+  std::vector<int> expected(2 * kHalf);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(received.get(), expected);
+}
+
+TEST(Pipe, WhatASenderSentBeforeItCrashedArrives) {
+  constexpr int kSent = 3;
+  auto [mine, theirs] = fiber::Pipe<int>();
+  EXPECT_FALSE(mine.poll());  // this end reads here, so the sender connects straight to it
+  fiber::Process sender(send_then_crash, theirs, kSent);
+  sender.start();
+  sender.join();
+  EXPECT_EQ(sender.exitcode(), -SIGSEGV);
+  for (int i = 0; i < kSent; ++i) EXPECT_EQ(mine.recv(5s), i);
+  EXPECT_THROW(mine.recv(200ms), fiber::Empty);
+}
+
+TEST(Pipe, AnEndIsReadInOneProcess) {
+  auto [mine, theirs] = fiber::Pipe<int>();
+  EXPECT_FALSE(mine.poll());
+  fiber::Pool pool({.processes = 1});
+  try {
+    pool.apply(poll_an_end, mine);
+    ADD_FAILURE() << "a second process read the end";
+  } catch (const fiber::TaskError& error) {
+    EXPECT_NE(error.message().find("an end is read in one process"), std::string::npos)
+        << error.message();
+  }
+  theirs.send(7);
+  EXPECT_EQ(mine.recv(5s), 7);  // still this process's end
 }
 
 }  // namespace

@@ -5,14 +5,18 @@
 //   actor_end.send(m);  learner_end.poll(1s);  learner_end.recv();
 //   auto [reader, writer] = fiber::Pipe<Message>(false);        // one-way: reader <- writer
 //
-// Each direction is a fiber::Queue on the master's broker (queue.hpp): what was sent stays there
-// for the other end, whatever becomes of the sender.
+// As in Python, send() returns once the value is with the receiving end's process (its socket
+// buffer), whatever becomes of the sender after. What is sent before that process first reads
+// waits on the master's queue broker; then senders connect straight to it, so a round trip is
+// two messages between the two processes (detail/pipe_channel.hpp). An end is read in one
+// process (reading it in a second one throws fiber::Error); any number may send to it.
 #pragma once
 
 #include <chrono>
 #include <stdexcept>
 #include <utility>
 
+#include "fiber/detail/pipe_channel.hpp"
 #include "fiber/queue.hpp"
 
 namespace fiber {
@@ -21,7 +25,7 @@ template <class T>
 class Connection {
  public:
   Connection() = default;  // to be read from a task's arguments
-  Connection(Queue<T> inbox, Queue<T> outbox, bool readable, bool writable)
+  Connection(detail::PipeChannel inbox, detail::PipeChannel outbox, bool readable, bool writable)
       : inbox_(std::move(inbox)),
         outbox_(std::move(outbox)),
         readable_(readable),
@@ -30,25 +34,21 @@ class Connection {
   // Throws std::logic_error on the reading end of a one-way pipe.
   void send(const T& value) {
     if (!writable_) throw std::logic_error("fiber: this end of a one-way Pipe only receives");
-    outbox_.put(value);
+    outbox_.send(detail::encode_item(value));
   }
   // Waits for what the other end sent. Throws std::logic_error on the writing end of a one-way
   // pipe.
-  T recv() {
-    check_readable();
-    return inbox_.get();
-  }
+  T recv() { return take(std::nullopt); }
   // As recv(), but throws fiber::Empty if nothing came within `timeout`.
   template <class Rep, class Period>
   T recv(std::chrono::duration<Rep, Period> timeout) {
-    check_readable();
-    return inbox_.get(timeout);
+    return take(detail::to_timeout(timeout));
   }
   // True if something is there to recv(), waiting at most `timeout` for it.
   template <class Rep = long, class Period = std::milli>
   bool poll(std::chrono::duration<Rep, Period> timeout = std::chrono::milliseconds{0}) {
     check_readable();
-    return inbox_.poll(timeout);
+    return inbox_.poll(detail::to_timeout(timeout));
   }
 
   bool readable() const { return readable_; }
@@ -63,9 +63,15 @@ class Connection {
   void check_readable() const {
     if (!readable_) throw std::logic_error("fiber: this end of a one-way Pipe only sends");
   }
+  T take(detail::PipeChannel::Timeout timeout) {
+    check_readable();
+    auto item = inbox_.receive(timeout);
+    if (!item) throw Empty("fiber: nothing came through the Pipe within the timeout");
+    return decode<T>(*item, "a Pipe's value");
+  }
 
-  Queue<T> inbox_;
-  Queue<T> outbox_;
+  detail::PipeChannel inbox_;
+  detail::PipeChannel outbox_;
   bool readable_ = false;
   bool writable_ = false;
 };
@@ -73,7 +79,8 @@ class Connection {
 // Two ends; duplex: each sends to the other. One-way: the first receives what the second sends.
 template <class T>
 std::pair<Connection<T>, Connection<T>> Pipe(bool duplex = true) {
-  Queue<T> to_first, to_second;
+  auto to_first = detail::PipeChannel::create();
+  auto to_second = detail::PipeChannel::create();
   return {Connection<T>(to_first, to_second, true, duplex),
           Connection<T>(to_second, to_first, duplex, true)};
 }

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -49,9 +50,15 @@ namespace detail {
 
 template <class T>
 Bytes encode_item(const T& item) {
-  Bytes bytes;
-  encode_into(bytes, item);
-  return bytes;
+  if constexpr (kRawBytes<T>) {  // as encode_into writes it, without growing an empty vector
+    Bytes bytes(sizeof item);
+    std::memcpy(bytes.data(), &item, sizeof item);
+    return bytes;
+  } else {
+    Bytes bytes;
+    encode_into(bytes, item);
+    return bytes;
+  }
 }
 
 inline std::optional<std::chrono::milliseconds> to_timeout(auto timeout) {

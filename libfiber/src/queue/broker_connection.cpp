@@ -1,17 +1,12 @@
 #include "queue/broker_connection.hpp"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <utility>
 
 #include "fiber/errors.hpp"
+#include "posix/tcp.hpp"
 #include "posix/this_pid.hpp"
 #include "posix/unique_fd.hpp"
 
@@ -24,27 +19,9 @@ struct BrokerConnection {
 };
 
 posix::UniqueFd connect_to(const QueueAddress& address) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  int error =
-      ::getaddrinfo(address.host.c_str(), std::to_string(address.port).c_str(), &hints, &found);
-  if (error != 0) broker_gone(address, gai_strerror(error));
-  posix::UniqueFd socket;
-  std::string why = "no address";
-  for (addrinfo* at = found; at && !socket; at = at->ai_next) {
-    posix::UniqueFd attempt(::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, 0));
-    if (attempt && ::connect(attempt.get(), at->ai_addr, at->ai_addrlen) == 0) {
-      socket = std::move(attempt);
-    } else {
-      why = std::strerror(errno);
-    }
-  }
-  ::freeaddrinfo(found);
+  std::string why;
+  auto socket = posix::connect_tcp(address.host, address.port, why);
   if (!socket) broker_gone(address, why);
-  int on = 1;
-  ::setsockopt(socket.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   return socket;
 }
 

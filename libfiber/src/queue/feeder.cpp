@@ -1,15 +1,12 @@
 #include "queue/feeder.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
 #include "fiber/errors.hpp"
-#include "posix/this_pid.hpp"
+#include "posix/per_process.hpp"
 #include "queue/broker_connection.hpp"
 
 namespace fiber::detail {
@@ -22,10 +19,7 @@ constexpr std::size_t kMostUnsentBytes = 16 << 20;
 // The largest frame the thread makes of consecutive puts to one queue.
 constexpr std::size_t kMostFrameBytes = 1 << 20;
 
-std::atomic<Feeder*> current_feeder{nullptr};
-std::mutex feeder_creation;
-
-Feeder* feeder_of_this_process() { return current_feeder.load(std::memory_order_acquire); }
+posix::PerProcess<Feeder> feeders;
 
 bool same_broker(const QueueAddress& a, const QueueAddress& b) {
   return a.host == b.host && a.port == b.port;
@@ -33,30 +27,19 @@ bool same_broker(const QueueAddress& a, const QueueAddress& b) {
 
 }  // namespace
 
-Feeder::Feeder() : pid_(posix::this_pid()), thread_([this] { run(); }) {}
+Feeder::Feeder() : thread_([this] { run(); }) {}
 
 Feeder& Feeder::of_this_process() {
-  Feeder* feeder = feeder_of_this_process();
-  if (feeder && feeder->pid_ == posix::this_pid()) return *feeder;
-  std::lock_guard lock(feeder_creation);
-  feeder = current_feeder.load(std::memory_order_acquire);
-  if (!feeder || feeder->pid_ != posix::this_pid()) {
-    // A parent's feeder (after a fork) is left as it is: its thread is not in this process, and
-    // its lock may have been held when the process forked.
-    feeder = new Feeder();
-    current_feeder.store(feeder, std::memory_order_release);
-  }
-  return *feeder;
+  return feeders.get([] { return new Feeder(); });
 }
 
 void Feeder::settle_this_process() {
-  Feeder* feeder = feeder_of_this_process();
-  if (feeder && feeder->pid_ == posix::this_pid()) feeder->settle();
+  if (Feeder* feeder = feeders.mine()) feeder->settle();
 }
 
 void Feeder::stop_this_process() {
-  Feeder* feeder = feeder_of_this_process();
-  if (!feeder || feeder->pid_ != posix::this_pid()) return;
+  Feeder* feeder = feeders.mine();
+  if (!feeder) return;
   try {
     feeder->settle();
   } catch (const Error&) {
@@ -68,7 +51,7 @@ void Feeder::stop_this_process() {
   }
   feeder->work_.notify_one();
   feeder->thread_.join();
-  current_feeder.store(nullptr, std::memory_order_release);
+  feeders.forget();
   delete feeder;
 }
 

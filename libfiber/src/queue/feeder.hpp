@@ -9,8 +9,6 @@
 // its result is reported. A process that crashes loses what it had not yet sent, as in Python.
 #pragma once
 
-#include <sys/types.h>
-
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +26,7 @@ namespace fiber::detail {
 
 class Feeder {
  public:
-  // This process's feeder, started on first use (again in a forked child).
+  // This process's feeder, started on first use (again in a forked child: posix/per_process.hpp).
   static Feeder& of_this_process();
   // Settles this process's feeder, if it has one. Throws fiber::Error if what it had to send
   // could not reach the broker.
@@ -70,7 +68,6 @@ class Feeder {
   std::string sync_brokers();
   void throw_if_failed() const;
 
-  const pid_t pid_;
   std::mutex mutex_;
   std::condition_variable work_;  // to the thread: something to send or sync
   std::condition_variable done_;  // to callers: sent, synced, or room

@@ -1,7 +1,5 @@
 #include "queue/queue_broker.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -11,6 +9,7 @@
 
 #include "fiber/errors.hpp"
 #include "log.hpp"
+#include "posix/tcp.hpp"
 #include "runtime_state.hpp"
 #include "worker.hpp"
 
@@ -21,13 +20,8 @@ using queue_wire::Bytes;
 using queue_wire::Operation;
 using queue_wire::Status;
 
-constexpr int kListenBacklog = 128;
 // A get's reply holds items up to this size (and at least one item).
 constexpr std::size_t kMostReplyBytes = 1 << 20;
-
-[[noreturn]] void fail(const char* what) {
-  throw Error(std::string("fiber: the queue broker cannot ") + what + ": " + std::strerror(errno));
-}
 
 void reply(int socket, Status status, Bytes body = queue_wire::frame()) {
   body.insert(body.begin() + sizeof(std::uint32_t), static_cast<char>(status));
@@ -37,21 +31,7 @@ void reply(int socket, Status status, Bytes body = queue_wire::frame()) {
 }  // namespace
 
 QueueBroker::QueueBroker(std::string host) : host_(std::move(host)) {
-  listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener_) fail("open a socket");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = 0;
-  if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    fail("bind its socket");
-  }
-  if (::listen(listener_.get(), kListenBacklog) != 0) fail("listen");
-  socklen_t length = sizeof address;
-  if (::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    fail("read its port");
-  }
-  port_ = ntohs(address.sin_port);
+  listener_ = posix::listen_tcp(port_, "the queue broker");
   acceptor_ = std::thread([this] { accept_connections(); });
   log::debug("queue broker listening on {}:{}", host_, port_);
 }
@@ -90,8 +70,7 @@ void QueueBroker::accept_connections() {
       log::error("fiber: the queue broker stops accepting connections: {}", std::strerror(errno));
       return;
     }
-    int on = 1;
-    ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    posix::no_delay(socket);
     connections_.remove_if([](Connection& done) {
       if (!done.finished) return false;
       done.thread.join();
@@ -148,6 +127,34 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
     }
     case Operation::sync:
       break;
+    case Operation::pipe_send: {
+      if (queue.reader) {
+        Bytes endpoint = queue_wire::frame();
+        queue_wire::append_endpoint(endpoint, *queue.reader);
+        lock.unlock();
+        reply(socket, Status::elsewhere, std::move(endpoint));
+        return true;
+      }
+      put(queue, queue_wire::split_batch(request), lock, queue_wire::kForever);
+      lock.unlock();
+      reply(socket, Status::ok);
+      return true;
+    }
+    case Operation::pipe_attach: {
+      auto endpoint = queue_wire::take_endpoint(request);
+      if (queue.reader && *queue.reader != endpoint) {
+        lock.unlock();
+        reply(socket, Status::claimed);
+        return true;
+      }
+      queue.reader = endpoint;
+      Bytes kept = queue_wire::frame();
+      for (const auto& item : queue.items) queue_wire::append_item(kept, item);
+      queue.items.clear();
+      lock.unlock();
+      reply(socket, Status::ok, std::move(kept));
+      return true;
+    }
     case Operation::get: {
       Bytes items = queue_wire::frame();
       Status status = get(queue, queue_wire::take<std::uint32_t>(request), items, lock, timeout_ms);

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -37,6 +38,7 @@ class QueueBroker {
     std::deque<queue_wire::Bytes> items;
     std::size_t maxsize = 0;  // 0: unbounded
     std::size_t waiting_getters = 0;
+    std::optional<queue_wire::Endpoint> reader;  // a Pipe's direction whose reading end attached
     std::condition_variable changed;
   };
   struct Connection {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace fiber::detail::queue_wire {
@@ -24,9 +25,23 @@ enum class Operation : std::uint8_t {
   size,   // reply: u64 items in the queue
   unget,  // payload: a batch of read-ahead items, back at the queue's front in order; no reply
   sync,   // reply ok: every request before it on the connection is done
+  // A Pipe's direction (pipe_link.hpp). payload: a batch; reply ok (kept for the reading end,
+  // which has not attached yet), or elsewhere + the reading end's endpoint (nothing kept).
+  pipe_send,
+  // payload: the reading end's endpoint; reply ok + a batch of what was kept, or claimed (another
+  // process reads this end).
+  pipe_attach,
 };
 
-enum class Status : std::uint8_t { ok, timed_out, unknown_queue, stopping };
+enum class Status : std::uint8_t { ok, timed_out, unknown_queue, stopping, elsewhere, claimed };
+
+// Where a process listens for its Pipes' direct connections.
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string local;  // its Unix-domain socket, for processes on `host`
+  bool operator==(const Endpoint&) const = default;
+};
 
 constexpr std::int64_t kForever = -1;
 constexpr std::size_t kRequestHead = 1 + 8 + 8;
@@ -62,6 +77,24 @@ inline std::vector<Bytes> split_batch(std::span<const char> in) {
     in = in.subspan(size);
   }
   return items;
+}
+
+// An endpoint: u16 port, then the host and the local name as batch items.
+inline void append_endpoint(Bytes& out, const Endpoint& endpoint) {
+  append(out, endpoint.port);
+  append_item(out, endpoint.host);
+  append_item(out, endpoint.local);
+}
+
+inline Endpoint take_endpoint(std::span<const char> in) {
+  Endpoint endpoint;
+  endpoint.port = take<std::uint16_t>(in);
+  auto names = split_batch(in);
+  if (names.size() == 2) {
+    endpoint.host.assign(names[0].begin(), names[0].end());
+    endpoint.local.assign(names[1].begin(), names[1].end());
+  }
+  return endpoint;
 }
 
 // A socket's send, without SIGPIPE (task processes keep its default action: it would kill them).
