@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -67,6 +68,26 @@ TEST(ReadAhead, AllEmptiesEveryQueue) {
   EXPECT_EQ(all[1].items, items({"x", "y"}));
   EXPECT_TRUE(read_ahead.empty());
   EXPECT_EQ(read_ahead.size(queue_number(2)), 0u);
+}
+
+// The window doubles each time all read-ahead items were taken, up to kReadAheadItems, and falls
+// to a quarter when items went back untaken.
+TEST(ReadAhead, TheWindowGrowsWhenTakenAndShrinksWhenReturned) {
+  ReadAhead read_ahead(2ms);
+  auto now = Clock::now();
+  EXPECT_EQ(read_ahead.window(queue_number(1)), kFirstReadAhead);
+  std::size_t expected = kFirstReadAhead;
+  for (int round = 0; round < 10; ++round) {
+    read_ahead.keep(queue_number(1), items({"a", "b"}), now);
+    read_ahead.take(queue_number(1), 2, now);
+    expected = std::min(kReadAheadItems, expected * kReadAheadGrowth);
+    EXPECT_EQ(read_ahead.window(queue_number(1)), expected);
+  }
+  EXPECT_EQ(read_ahead.window(queue_number(1)), kReadAheadItems);
+  read_ahead.keep(queue_number(1), items({"a"}), now);
+  read_ahead.expired(now + 2ms);
+  EXPECT_EQ(read_ahead.window(queue_number(1)), kReadAheadItems / kReadAheadShrink);
+  EXPECT_EQ(read_ahead.window(queue_number(2)), kFirstReadAhead);  // each queue its own
 }
 
 }  // namespace

@@ -7,15 +7,17 @@
 //
 // The queues live in the master (a broker thread that the first queue starts and the runtime
 // stops) and are reached over TCP from the master, Processes and pool tasks alike; a copy of a
-// queue is its address, passed as an argument. Items are in the order they were put (per
-// producer; put order across producers is the order the broker got them).
+// queue is its address, passed as an argument. Each consumer gets items in the order they were
+// put (per producer; across producers, the order the broker got them); with several consumers,
+// one may get later items while earlier ones are read ahead by another (as with Uber's Fiber).
 //
 // As in Python, put() to an unbounded queue returns at once and a background thread of the
 // process sends the items (many per message); a process sees its own puts at its next get,
 // poll or qsize, and every put of a task or Process is in the queue before its result (or
 // exitcode) is. A producer that crashes loses what it had not yet sent, as in Python; flush()
-// waits until it is sent. A put to a bounded queue returns once the item is in. A get brings up
-// to 256 more items than it asked for (read ahead, for the next gets); what a process has read
+// waits until it is sent. A put to a bounded queue returns once the item is in. A get brings more
+// items than it asked for (read ahead for the next gets: 4, growing to 256 while all are taken);
+// what a process has read
 // ahead goes back to the queue when its task ends, or after 2 ms untaken (others waiting are
 // held up no longer); a consumer that crashes loses what it had read ahead, as a consumer of
 // Uber's Fiber loses its ZeroMQ buffer. A queue lives until the runtime ends. put_many and

@@ -77,7 +77,7 @@ void Feeder::queue_items(Operation operation, const QueueAddress& queue,
     pending_bytes_ += sizeof(std::uint32_t) + item.size();
     queue_wire::append_item(frame, item);
   }
-  ++queued_;
+  last_queued_[key_of(queue)] = ++queued_;
   wake_if_idle();
 }
 
@@ -89,9 +89,18 @@ void Feeder::wake_if_idle() {
 
 void Feeder::sync() {
   std::unique_lock lock(mutex_);
+  sync_until(queued_, lock);
+}
+
+void Feeder::sync(const QueueAddress& queue) {
+  std::unique_lock lock(mutex_);
+  auto found = last_queued_.find(key_of(queue));
+  sync_until(found == last_queued_.end() ? 0 : found->second, lock);
+}
+
+void Feeder::sync_until(std::uint64_t target, std::unique_lock<std::mutex>& lock) {
   throw_if_failed();
-  if (synced_ >= queued_) return;
-  std::uint64_t target = queued_;
+  if (synced_ >= target) return;
   sync_wanted_ = std::max(sync_wanted_, target);
   work_.notify_one();
   done_.wait(lock, [&] { return synced_ >= target || !error_.empty(); });
@@ -120,6 +129,11 @@ void Feeder::keep_read_ahead(const QueueAddress& queue, std::vector<Bytes> items
 std::size_t Feeder::read_ahead_size(const QueueAddress& queue) {
   std::lock_guard lock(mutex_);
   return read_ahead_.size(queue);
+}
+
+std::size_t Feeder::read_ahead_window(const QueueAddress& queue) {
+  std::lock_guard lock(mutex_);
+  return read_ahead_.window(queue);
 }
 
 void Feeder::return_read_ahead(std::vector<ReadAhead::Returned> returned) {

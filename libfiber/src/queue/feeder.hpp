@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -42,12 +43,15 @@ class Feeder {
   void put(const QueueAddress& queue, const std::vector<Bytes>& items);
   // Waits until everything put or returned before has reached its broker.
   void sync();
+  // Waits until what was put on (or returned to) `queue` before has reached its broker.
+  void sync(const QueueAddress& queue);
   // Returns the read-ahead items to their queues, then syncs.
   void settle();
 
   std::vector<Bytes> take_read_ahead(const QueueAddress& queue, std::size_t most);
   void keep_read_ahead(const QueueAddress& queue, std::vector<Bytes> items);
   std::size_t read_ahead_size(const QueueAddress& queue);
+  std::size_t read_ahead_window(const QueueAddress& queue);
 
  private:
   struct Outgoing {
@@ -67,6 +71,7 @@ class Feeder {
   // A sync round trip to every broker sent to since the last; the error, or empty.
   std::string sync_brokers();
   void throw_if_failed() const;
+  void sync_until(std::uint64_t target, std::unique_lock<std::mutex>& lock);
 
   std::mutex mutex_;
   std::condition_variable work_;  // to the thread: something to send or sync
@@ -77,7 +82,8 @@ class Feeder {
   std::uint64_t sent_ = 0;
   std::uint64_t synced_ = 0;
   std::uint64_t sync_wanted_ = 0;
-  std::vector<QueueAddress> unsynced_brokers_;  // a queue of each
+  std::map<QueueKey, std::uint64_t> last_queued_;  // the count of each queue's last frame
+  std::vector<QueueAddress> unsynced_brokers_;     // a queue of each
   std::string error_;
   bool idle_ = false;
   bool stopping_ = false;

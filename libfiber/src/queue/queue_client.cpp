@@ -1,7 +1,8 @@
 // QueueChannel: a queue's requests to its broker (queue_broker.hpp). Puts to an unbounded queue go
 // through this process's feeder thread (feeder.hpp), which sends them in batches; the other
 // requests go on the calling thread's own connection (broker_connection.hpp), after the feeder
-// has synced, and a get brings up to kReadAheadItems more than it asked for (read_ahead.hpp).
+// has synced what this process put on the same queue, and a get brings up to its read-ahead
+// window more than it asked for (read_ahead.hpp).
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -24,7 +25,7 @@ using queue_wire::Status;
 queue_wire::Bytes request_in_order(Operation operation, const QueueAddress& address,
                                    QueueChannel::Timeout timeout) {
   if (address.port == 0) made_in_the_master();
-  Feeder::of_this_process().sync();
+  Feeder::of_this_process().sync(address);
   return request_head(operation, address, timeout);
 }
 
@@ -59,7 +60,8 @@ std::vector<Bytes> QueueChannel::get(std::size_t most, Timeout timeout) const {
   if (auto items = feeder.take_read_ahead(address_, most); !items.empty()) return items;
   auto request = request_in_order(Operation::get, address_, timeout);
   constexpr std::size_t kMostPerMessage = std::numeric_limits<std::uint32_t>::max();
-  std::size_t asked = std::min(std::max(most, kReadAheadItems), kMostPerMessage);
+  std::size_t window = feeder.read_ahead_window(address_);
+  std::size_t asked = most < kMostPerMessage - window ? most + window : kMostPerMessage;
   queue_wire::append(request, static_cast<std::uint32_t>(asked));
   send_request(address_, request);
   queue_wire::Bytes payload;

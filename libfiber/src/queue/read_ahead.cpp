@@ -1,5 +1,6 @@
 #include "queue/read_ahead.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 namespace fiber::detail {
@@ -15,8 +16,17 @@ std::vector<Bytes> ReadAhead::take(const QueueAddress& queue, std::size_t most,
     items.pop_front();
   }
   found->second.last_taken = now;
-  if (items.empty()) held_.erase(found);
+  if (items.empty()) {  // all of it was taken: read further ahead next time
+    held_.erase(found);
+    auto& window = windows_.try_emplace(key_of(queue), kFirstReadAhead).first->second;
+    window = std::min(kReadAheadItems, window * kReadAheadGrowth);
+  }
   return taken;
+}
+
+std::size_t ReadAhead::window(const QueueAddress& queue) const {
+  auto found = windows_.find(key_of(queue));
+  return found == windows_.end() ? kFirstReadAhead : found->second;
 }
 
 void ReadAhead::keep(const QueueAddress& queue, std::vector<Bytes> items, Clock::time_point now) {
@@ -56,7 +66,12 @@ std::vector<ReadAhead::Returned> ReadAhead::remove_if(Expired expired) {
 }
 
 std::vector<ReadAhead::Returned> ReadAhead::expired(Clock::time_point now) {
-  return remove_if([&](const Held& held) { return held.last_taken + lease_ <= now; });
+  auto returned = remove_if([&](const Held& held) { return held.last_taken + lease_ <= now; });
+  for (const auto& back : returned) {
+    auto& window = windows_.try_emplace(key_of(back.queue), kFirstReadAhead).first->second;
+    window = std::max<std::size_t>(1, window / kReadAheadShrink);
+  }
+  return returned;
 }
 
 std::vector<ReadAhead::Returned> ReadAhead::all() {

@@ -22,10 +22,19 @@
 
 namespace fiber::detail {
 
-// Items one get request may bring beyond what it asked for.
+// Items one get request may bring beyond what it asked for: the window starts at the first
+// number, doubles each time a process took all it had read ahead, and falls to a quarter when
+// items go back untaken (a slow consumer of large items does not move them to and fro).
+constexpr std::size_t kFirstReadAhead = 4;
 constexpr std::size_t kReadAheadItems = 256;
+constexpr std::size_t kReadAheadGrowth = 2;
+constexpr std::size_t kReadAheadShrink = 4;
 // How long read-ahead items wait, untaken, before they go back to the queue.
 constexpr std::chrono::milliseconds kReadAheadLease{2};
+
+// A queue, as a key: the same queue whatever copy of its address.
+using QueueKey = std::tuple<std::string, std::uint16_t, std::uint64_t>;
+inline QueueKey key_of(const QueueAddress& queue) { return {queue.host, queue.port, queue.id}; }
 
 class ReadAhead {
  public:
@@ -43,6 +52,8 @@ class ReadAhead {
   void keep(const QueueAddress& queue, std::vector<Bytes> items, Clock::time_point now);
   std::size_t size(const QueueAddress& queue) const;
   bool empty() const;
+  // How many items beyond its need a get of `queue` asks for now.
+  std::size_t window(const QueueAddress& queue) const;
 
   // The items of every queue that nothing took from for the lease, removed from here.
   std::vector<Returned> expired(Clock::time_point now);
@@ -52,18 +63,18 @@ class ReadAhead {
   std::optional<Clock::time_point> next_expiry() const;
 
  private:
-  using Key = std::tuple<std::string, std::uint16_t, std::uint64_t>;
+  using Key = QueueKey;
   struct Held {
     QueueAddress queue;
     std::deque<Bytes> items;
     Clock::time_point last_taken;
   };
-  static Key key_of(const QueueAddress& queue) { return {queue.host, queue.port, queue.id}; }
   template <class Expired>
   std::vector<Returned> remove_if(Expired expired);
 
   Clock::duration lease_;
-  std::map<Key, Held> held_;  // only queues with items
+  std::map<Key, Held> held_;            // only queues with items
+  std::map<Key, std::size_t> windows_;  // queues whose window is not kFirstReadAhead
 };
 
 }  // namespace fiber::detail
