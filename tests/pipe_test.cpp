@@ -43,6 +43,11 @@ void send_then_crash(fiber::Connection<int> end, int count) {
 
 bool poll_an_end(fiber::Connection<int> end) { return end.poll(); }
 
+// A value larger than a shared-memory ring goes through it in pieces.
+constexpr std::size_t kLargeValue = 3 << 20;
+
+void send_large(fiber::Connection<std::string> end) { end.send(std::string(kLargeValue, 'x')); }
+
 }  // namespace
 
 FIBER_TASK(pong);
@@ -50,6 +55,7 @@ FIBER_TASK(write_line);
 FIBER_TASK(receive_many);
 FIBER_TASK(send_then_crash);
 FIBER_TASK(poll_an_end);
+FIBER_TASK(send_large);
 
 namespace {
 
@@ -135,6 +141,16 @@ TEST(Pipe, AnEndIsReadInOneProcess) {
   }
   theirs.send(7);
   EXPECT_EQ(mine.recv(5s), 7);  // still this process's end
+}
+
+TEST(Pipe, AValueLargerThanTheRingArrivesWhole) {
+  auto [mine, theirs] = fiber::Pipe<std::string>();
+  EXPECT_FALSE(mine.poll());
+  fiber::Process sender(send_large, theirs);
+  sender.start();
+  EXPECT_EQ(mine.recv(20s), std::string(kLargeValue, 'x'));
+  sender.join();
+  EXPECT_EQ(sender.exitcode(), 0);
 }
 
 }  // namespace

@@ -19,6 +19,14 @@ class MappedRegion {
     return MappedRegion(data, size);
   }
 
+  // `size` bytes of the file `fd` (e.g. a memfd another process sent), shared (MAP_SHARED);
+  // nothing if mmap failed.
+  static std::optional<MappedRegion> shared_file(int fd, std::size_t size) {
+    void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (data == MAP_FAILED) return std::nullopt;
+    return MappedRegion(data, size);
+  }
+
   MappedRegion() = default;
   MappedRegion(MappedRegion&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -73,13 +75,20 @@ std::optional<Bytes> PipeReceiver::receive(const QueueAddress& direction,
       continue;
     }
     polling_ = true;
-    std::chrono::microseconds wait{0};
-    if (now - start >= kBusyPoll) {
-      wait = deadline == Clock::time_point::max()
-                 ? std::chrono::microseconds::max()
-                 : std::chrono::ceil<std::chrono::microseconds>(deadline - now);
+    if (!drain_rings()) {
+      std::chrono::microseconds wait{0};
+      if (now - start >= kBusyPoll) {
+        wait = deadline == Clock::time_point::max()
+                   ? std::chrono::microseconds::max()
+                   : std::chrono::ceil<std::chrono::microseconds>(deadline - now);
+      }
+      // Before it sleeps, the reader says so in every ring and looks at them a last time: a
+      // sender then rings the socket (pipe_sender.cpp).
+      bool sleeps = wait.count() > 0;
+      if (sleeps) set_ring_sleeps(1);
+      if (!sleeps || !drain_rings()) poll_sockets(wait, lock);
+      if (sleeps) set_ring_sleeps(0);
     }
-    poll_sockets(wait, lock);
     polling_ = false;
     arrived_.notify_all();
   }
@@ -128,12 +137,52 @@ void PipeReceiver::poll_sockets(std::chrono::microseconds wait,
   }
 }
 
+bool PipeReceiver::drain_rings() {
+  bool any = false;
+  for (auto& incoming : incoming_) {
+    if (!incoming.ring || incoming.ring->ring().empty()) continue;
+    incoming.ring->ring().read_into(incoming.ring_bytes);
+    any |= file_frames(incoming, incoming.ring_bytes);
+  }
+  return any;
+}
+
+void PipeReceiver::set_ring_sleeps(std::uint32_t sleeps) {
+  for (auto& incoming : incoming_) {
+    if (incoming.ring) incoming.ring->reader_sleeps().store(sleeps, std::memory_order_relaxed);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
 bool PipeReceiver::read_from(Incoming& incoming) {
   thread_local std::vector<char> chunk(kReadBytes);
-  ssize_t got = ::recv(incoming.socket.get(), chunk.data(), chunk.size(), MSG_DONTWAIT);
-  if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return false;  // its end
-  auto& buffer = incoming.buffer;
-  buffer.insert(buffer.end(), chunk.begin(), chunk.begin() + std::max<ssize_t>(got, 0));
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  iovec data{chunk.data(), chunk.size()};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t got = ::recvmsg(incoming.socket.get(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {  // its end: the ring's last
+    drain_rings();
+    return false;
+  }
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    int fd = -1;
+    std::memcpy(&fd, CMSG_DATA(header), sizeof fd);
+    posix::UniqueFd memory(fd);  // the mapping outlives it
+    if (!incoming.ring) incoming.ring = PipeRing::map(memory.get());
+  }
+  incoming.buffer.insert(incoming.buffer.end(), chunk.begin(),
+                         chunk.begin() + std::max<ssize_t>(got, 0));
+  file_frames(incoming, incoming.buffer);
+  return true;
+}
+
+bool PipeReceiver::file_frames(Incoming& incoming, queue_wire::Bytes& buffer) {
+  bool any = false;
   std::span<const char> unread(buffer);
   while (unread.size() >= sizeof(std::uint32_t)) {
     std::uint32_t size = 0;
@@ -143,13 +192,14 @@ bool PipeReceiver::read_from(Incoming& incoming) {
     if (!incoming.direction) {
       std::span<const char> hello = frame;
       incoming.direction = queue_wire::take<std::uint64_t>(hello);
-    } else {
+    } else if (&buffer == &incoming.ring_bytes || !incoming.ring) {  // on the socket: bells
       inboxes_[*incoming.direction].emplace_back(frame.begin(), frame.end());
+      any = true;
     }
     unread = unread.subspan(sizeof size + size);
   }
   buffer.erase(buffer.begin(), buffer.end() - static_cast<std::ptrdiff_t>(unread.size()));
-  return true;
+  return any;
 }
 
 void PipeReceiver::accept_connections(int listener) {
@@ -157,7 +207,7 @@ void PipeReceiver::accept_connections(int listener) {
     int socket = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (socket < 0) return;  // none left (EAGAIN), or one that gave up before it was accepted
     if (listener == listeners_[0].get()) posix::no_delay(socket);
-    incoming_.push_back({posix::UniqueFd(socket), std::nullopt, {}});
+    incoming_.emplace_back().socket.reset(socket);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <deque>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -21,6 +22,7 @@
 #include "fiber/detail/queue_channel.hpp"
 #include "fiber/serialization.hpp"
 #include "posix/unique_fd.hpp"
+#include "queue/pipe_ring.hpp"
 #include "queue/wire.hpp"
 
 namespace fiber::detail {
@@ -41,15 +43,22 @@ class PipeReceiver {
   struct Incoming {
     posix::UniqueFd socket;
     std::optional<std::uint64_t> direction;  // known from its first frame
-    queue_wire::Bytes buffer;                // bytes of frames not yet whole
+    queue_wire::Bytes buffer;                // the socket's bytes of frames not yet whole
+    std::unique_ptr<PipeRing> ring;          // a sender on this host: the values come here
+    queue_wire::Bytes ring_bytes;            // the ring's bytes of frames not yet whole
   };
 
   PipeReceiver();
   void attach(const QueueAddress& direction);
   // Waits up to `wait` for bytes on any socket, without the lock, and files what came.
   void poll_sockets(std::chrono::microseconds wait, std::unique_lock<std::mutex>& lock);
-  // Reads what `incoming` has; false at its end.
+  // Reads what `incoming`'s socket has (and a ring it passes); false at its end.
   bool read_from(Incoming& incoming);
+  // Files the whole frames of `buffer` (the socket's or the ring's bytes); true if values came.
+  bool file_frames(Incoming& incoming, queue_wire::Bytes& buffer);
+  // Files what the rings hold; true if values came.
+  bool drain_rings();
+  void set_ring_sleeps(std::uint32_t sleeps);
   void accept_connections(int listener);
 
   static constexpr std::size_t kListeners = 2;  // TCP, and local for senders on this host

@@ -1,6 +1,12 @@
 #include "queue/pipe_sender.hpp"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -23,17 +29,88 @@ posix::PerProcess<PipeSender> senders;
   throw Error("fiber: the Pipe's reading end is gone (" + why + "): its process ended");
 }
 
-// Sends one frame: u32 size, then `bytes`.
-bool send_frame_of(int socket, std::span<const char> bytes) {
-  auto frame = queue_wire::frame();
-  frame.insert(frame.end(), bytes.begin(), bytes.end());
-  return queue_wire::send_frame(socket, frame);
+// A frame: u32 size, then `bytes`.
+queue_wire::Bytes frame_of(std::span<const char> bytes) {
+  queue_wire::Bytes frame(sizeof(std::uint32_t) + bytes.size());
+  if (!bytes.empty()) std::memcpy(frame.data() + sizeof(std::uint32_t), bytes.data(), bytes.size());
+  queue_wire::seal_frame(frame);
+  return frame;
 }
+
+// Sends `bytes` with the descriptor `fd` riding along (SCM_RIGHTS).
+bool send_with_descriptor(int socket, std::span<const char> bytes, int fd) {
+  iovec data{const_cast<char*>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+  return ::sendmsg(socket, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+// A connection whose reader has not closed it (a reader only ever closes it).
+bool reader_alive(int socket) {
+  char byte;
+  return ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+}
+
+// How long a sender waiting for room in a full ring sleeps before it checks the reader is alive.
+constexpr std::chrono::milliseconds kFullRingCheck{100};
 
 }  // namespace
 
 PipeSender& PipeSender::of_this_process() {
   return senders.get([] { return new PipeSender(); });
+}
+
+PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
+                                       const queue_wire::Endpoint& reader) {
+  Direct direct;
+  std::string why;
+  bool local = reader.host == this_process().host;
+  if (local) direct.socket = posix::connect_local(reader.local, why);
+  if (!direct.socket) {
+    local = false;
+    direct.socket = posix::connect_tcp(reader.host, reader.port, why);
+  }
+  if (!direct.socket) reader_gone(why);
+  queue_wire::Bytes hello;
+  queue_wire::append(hello, direction.id);
+  auto frame = frame_of(hello);
+  posix::UniqueFd memory;
+  if (local) direct.ring = PipeRing::create(memory);
+  bool sent = direct.ring ? send_with_descriptor(direct.socket.get(), frame, memory.get())
+                          : queue_wire::send_all(direct.socket.get(), frame);
+  if (!sent) reader_gone(std::strerror(errno));
+  return direct;
+}
+
+bool PipeSender::send_through(Direct& direct, std::span<const char> frame) {
+  errno = 0;
+  if (!direct.ring) return queue_wire::send_all(direct.socket.get(), frame);
+  int socket = direct.socket.get();
+  auto& ring = direct.ring->ring();
+  // In pieces as the ring has room; after each, a reader asleep is woken to take it: the reader
+  // says it sleeps before it looks at the ring a last time, so one of the two sees the other
+  // (both fences), and a value never waits for a reader asleep.
+  while (true) {
+    frame = frame.subspan(ring.write_some(frame));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (direct.ring->reader_sleeps().load(std::memory_order_relaxed) != 0) {
+      auto bell = frame_of({});
+      if (!queue_wire::send_all(socket, bell)) return false;
+    }
+    if (frame.empty()) return true;
+    while (!ring.wait_space(std::min(frame.size(), ring.capacity()), kFullRingCheck)) {
+      if (!reader_alive(socket)) return false;
+    }
+  }
 }
 
 void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
@@ -45,19 +122,11 @@ void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
     send_request(direction, request);
     queue_wire::Bytes payload;
     if (receive_reply(direction, payload) == Status::ok) return;  // kept for the reading end
-    auto reader = queue_wire::take_endpoint(payload);
-    std::string why;
-    posix::UniqueFd socket;
-    if (reader.host == this_process().host) socket = posix::connect_local(reader.local, why);
-    if (!socket) socket = posix::connect_tcp(reader.host, reader.port, why);
-    if (!socket) reader_gone(why);
-    queue_wire::Bytes hello;
-    queue_wire::append(hello, direction.id);
-    if (!send_frame_of(socket.get(), hello)) reader_gone(std::strerror(errno));
-    found = direct_.emplace(direction.id, std::move(socket)).first;
+    found =
+        direct_.emplace(direction.id, connect(direction, queue_wire::take_endpoint(payload))).first;
   }
-  if (!send_frame_of(found->second.get(), item)) {
-    std::string why = std::strerror(errno);
+  if (!send_through(found->second, frame_of(item))) {
+    std::string why = errno != 0 ? std::strerror(errno) : "it closed the connection";
     direct_.erase(found);
     reader_gone(why);
   }
