@@ -46,11 +46,13 @@ herr_t collect_attribute(hid_t /*object*/, const char* name, const H5A_info_t* /
   return 0;
 }
 
+bool has_variable_length(const Handle& type) {
+  return truth(H5Tdetect_class(type.id(), H5T_VLEN)) || truth(H5Tis_variable_str(type.id()));
+}
+
 // Frees what a read of `type` elements allocated in `buffer` (variable-length data).
 void reclaim(const Handle& type, const Handle& space, void* buffer) {
-  if (!truth(H5Tdetect_class(type.id(), H5T_VLEN)) && !truth(H5Tis_variable_str(type.id()))) {
-    return;
-  }
+  if (!has_variable_length(type)) return;
 #if H5_VERSION_GE(1, 12, 0)
   check(H5Treclaim(type.id(), space.id(), H5P_DEFAULT, buffer));
 #else
@@ -83,8 +85,8 @@ std::string rows_text(hsize_t first, hsize_t count) {
   return "rows " + std::to_string(first) + "-" + std::to_string(first + count - 1);
 }
 
-// The data of the chunked dataset `source` into `target` (of the same type and shape), a slab of
-// whole chunks along the first dimension at a time.
+// The data of the chunked dataset `source` into `target` (of the same fixed-size type and shape),
+// a slab of whole chunks along the first dimension at a time.
 void copy_data(const Handle& source, const Handle& target, const Handle& dcpl,
                const std::string& path) {
   const Handle type = owned(H5Dget_type(source.id()), H5Tclose);
@@ -120,7 +122,6 @@ void copy_data(const Handle& source, const Handle& target, const Handle& dcpl,
                     buffer.data()));
       check(H5Dwrite(target.id(), type.id(), memory.id(), write_space.id(), H5P_DEFAULT,
                      buffer.data()));
-      reclaim(type, memory, buffer.data());
     } catch (const Error& error) {
       throw CopyError(error, path, rows_text(first, count));
     }
@@ -131,7 +132,9 @@ void copy_dataset(const Group& source, const Group& target, const std::string& n
                   const std::string& path, const ChunkFilters& filters) {
   const Handle dataset = owned(H5Dopen2(source.id(), name.c_str(), H5P_DEFAULT), H5Dclose);
   const Handle dcpl = owned(H5Dget_create_plist(dataset.id()), H5Pclose);
-  if (H5Pget_layout(dcpl.id()) != H5D_CHUNKED) {
+  const Handle type = owned(H5Dget_type(dataset.id()), H5Tclose);
+  // Variable-length data (its chunks hold references to a heap) takes no filters.
+  if (H5Pget_layout(dcpl.id()) != H5D_CHUNKED || has_variable_length(type)) {
     check(H5Ocopy(source.id(), name.c_str(), target.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT));
     return;
   }
@@ -141,7 +144,6 @@ void copy_dataset(const Group& source, const Group& target, const std::string& n
     check(H5Pset_deflate(dcpl.id(), *filters.deflate_level));
   }
   check(H5Pset_fletcher32(dcpl.id()));
-  const Handle type = owned(H5Dget_type(dataset.id()), H5Tclose);
   const Handle space = owned(H5Dget_space(dataset.id()), H5Sclose);
   Handle copy = owned(H5Dcreate2(target.id(), name.c_str(), type.id(), space.id(), H5P_DEFAULT,
                                  dcpl.id(), H5P_DEFAULT),

@@ -3,8 +3,8 @@
 // Chunked datasets are re-created (same type, shape, maximum shape, chunks and fill value) with
 // the filters asked for, and their data copied in slabs of at most kCopySlabBytes, so that memory
 // stays bounded for logs of many gigabytes; the data is read with its checksums verified. Other
-// datasets (the run log's scalar strings) and named types are copied as they are (H5Ocopy, which
-// would keep a chunked dataset's old filters).
+// datasets (the run log's scalar strings; variable-length data, which takes no filters) and named
+// types are copied as they are (H5Ocopy, which would keep a chunked dataset's old filters).
 #pragma once
 
 #include <cstddef>
