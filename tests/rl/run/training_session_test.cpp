@@ -188,6 +188,28 @@ TEST(TrainingSession, ACleanEndCompressesTheLogsUnlessTurnedOff) {
   }
 }
 
+// A log that cannot be compressed (a folder in the way of its copy) is one warning line; the run
+// still ends well, that log whole and uncompressed, the others compressed.
+TEST(TrainingSession, ALogThatCannotBeCompressedIsAWarning) {
+  TempDir dir;
+  const RunFiles files = files_in(dir);
+  std::filesystem::create_directories(files.output + ".tmp/keep");
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  run_and_end(files, [](TrainingSession& session, RolloutLog& rollouts) {
+    session.close_logs({&rollouts});
+  });
+  testing::internal::GetCapturedStdout();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.rfind("test-trainer: warning: run log " + files.output + ": cannot compress", 0),
+            0u)
+      << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+  EXPECT_FALSE(deflated(files.output));
+  EXPECT_EQ(RunLog::open(files.output, RunLog::Access::read_only).rows(), 3u);
+  EXPECT_TRUE(deflated(RolloutLog::path_beside(files.output).string()));
+}
+
 TEST(TrainingSession, AStopCompressesTheLogsAfterTheCheckpoint) {
   TempDir dir;
   const RunFiles files = files_in(dir);

@@ -842,6 +842,35 @@ TEST(RunLog, KilledInTheMiddleOfCompressionLeavesTheLogWithAllRows) {
   EXPECT_EQ(RunLog::open(path, RunLog::Access::read_only).rows(), kRows + 1u);
 }
 
+// A compression that cannot write its copy (here a folder is in the way of PATH.tmp) is one line
+// naming the copy, and leaves the log whole and uncompressed (and the folder as it was).
+TEST(RunLog, ACompressionThatCannotWriteItsCopyLeavesTheLogUncompressed) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  const auto in_the_way = dir / "log.h5.tmp";
+  std::filesystem::create_directories(in_the_way / "keep");
+  Expected e;
+  StderrCapture capture;
+  {
+    RunLog log = RunLog::create(path, es_columns());
+    e = fill(log, 0, 5);
+    try {
+      log.close_compressed();
+      ADD_FAILURE() << "compressed through a folder";
+    } catch (const RunLogError& error) {
+      EXPECT_TRUE(one_line_naming(error.what(), path)) << error.what();
+      EXPECT_NE(std::string(error.what()).find("cannot compress into " + in_the_way.string()),
+                std::string::npos)
+          << error.what();
+    }
+    EXPECT_THROW(log.rows(), RunLogError);  // closed
+  }
+  EXPECT_EQ(capture.text(), "");
+  EXPECT_TRUE(std::filesystem::exists(in_the_way / "keep"));
+  EXPECT_EQ(filters_of(path, "generation"), kUncompressedFilters);
+  expect_rows(RunLog::open(path, RunLog::Access::read_only), e);
+}
+
 TEST(RunLog, SyncAndUseAfterClose) {
   TempDir dir;
   RunLog log = RunLog::create(dir / "log.h5", es_columns());
