@@ -179,6 +179,9 @@ bad-input)
     expect_status 2 "--compress-logs" "${es[@]}" "${cartpole[@]}" --compress-logs="$value" \
       --output x.h5
   done
+  printf 'compress-logs = "maybe"\n' >bad.toml
+  expect_status 2 "--compress-logs = maybe" "${es[@]}" "${cartpole[@]}" --config bad.toml \
+    --output x.h5
   [[ ! -e x.h5 && ! -e x.rollouts.h5 ]] || fail "a refused run wrote a file"
   echo "someone's notes" >notes.rollouts.h5
   notes=$(sha256sum <notes.rollouts.h5)
