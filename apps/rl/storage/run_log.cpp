@@ -28,7 +28,8 @@ constexpr hdf5::FormatMarker kMarker{"fiber-runlog", 1, "run log"};
 constexpr const char* kRowsAttribute = "rows";
 constexpr hsize_t kChunkRows = 1024;    // 8 KiB per chunk (and checksum) for a float64 column
 constexpr std::size_t kValueBytes = 8;  // int64 and float64 alike
-// zlib's default: after shuffle, levels 7-9 make the rollout logs less than 1 % smaller.
+// zlib's default; after shuffle, Humanoid-v5's rollouts take 0.02 % fewer bytes at level 9,
+// 2 % more at level 1.
 constexpr unsigned kDeflateLevel = 6;
 
 std::string prefix(const std::filesystem::path& path) { return "run log " + path.string() + ": "; }
