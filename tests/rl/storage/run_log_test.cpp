@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -774,43 +775,40 @@ TEST(RunLog, DamagedCompressedChunkIsRefusedAndTheFileLeftAsItWas) {
   EXPECT_EQ(capture.text(), "");
 }
 
-// A process killed in the middle of close_compressed() (its copy half written) leaves the log
-// uncompressed with all its rows; the next writer removes the half-written copy and goes on.
-TEST(RunLog, KilledInTheMiddleOfCompressionLeavesTheLogWithAllRows) {
-  constexpr int kBlocks = 16;
-  constexpr int kBlockRows = 1 << 16;  // 48 MiB in all: the copy takes a while
-  constexpr int kRows = kBlocks * kBlockRows;
+constexpr int kBigLogBlocks = 16;
+constexpr int kBigLogBlockRows = 1 << 16;
+constexpr int kBigLogRows = kBigLogBlocks * kBigLogBlockRows;  // 48 MiB: a rewrite takes a while
+
+// A log of kBigLogRows rows at `path`, compressed if `compressed`.
+void write_big_log(const std::filesystem::path& path, bool compressed) {
+  RunLog log = RunLog::create(path, es_columns());
+  for (int block = 0; block < kBigLogBlocks; ++block) {
+    std::vector<RunLog::Row> rows;
+    for (int i = block * kBigLogBlockRows; i < (block + 1) * kBigLogBlockRows; ++i) {
+      rows.push_back({i, 2 * i, 0.5 * i, -1.0 * i, i % 7, 0.25 * i});
+    }
+    log.append_rows(rows);
+  }
+  if (compressed) log.close_compressed();
+}
+
+// Runs `rewrite` (of the log at `path`) in a child process, and kills it (SIGKILL: no close, no
+// cleanup) once the child has written a part of its copy, PATH.tmp.
+void kill_in_the_middle_of(const std::filesystem::path& path,
+                           const std::function<void()>& rewrite) {
   constexpr std::uintmax_t kCopyStarted = 1u << 20;  // bytes of the copy seen before the kill
   constexpr auto kPoll = std::chrono::microseconds(200);
-  TempDir dir;
-  const auto path = dir / "log.h5";
-  const auto temporary = dir / "log.h5.tmp";
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
+  const auto temporary = path.string() + ".tmp";
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     try {
-      RunLog log = RunLog::create(path, es_columns());
-      for (int block = 0; block < kBlocks; ++block) {
-        std::vector<RunLog::Row> rows;
-        for (int i = block * kBlockRows; i < (block + 1) * kBlockRows; ++i) {
-          rows.push_back({i, 2 * i, 0.5 * i, -1.0 * i, i % 7, 0.25 * i});
-        }
-        log.append_rows(rows);
-      }
-      const char byte = 'r';
-      if (::write(ready[1], &byte, 1) != 1) ::_exit(4);
-      log.close_compressed();
+      rewrite();
     } catch (...) {
       ::_exit(3);
     }
     ::_exit(0);
   }
-  ::close(ready[1]);
-  char byte = 0;
-  ASSERT_EQ(::read(ready[0], &byte, 1), 1) << "the writer failed before compressing";
-  ::close(ready[0]);
   auto copied = [&] {
     std::error_code missing;  // file_size is then -1
     const std::uintmax_t size = std::filesystem::file_size(temporary, missing);
@@ -818,7 +816,7 @@ TEST(RunLog, KilledInTheMiddleOfCompressionLeavesTheLogWithAllRows) {
   };
   while (!copied()) {
     int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, WNOHANG), 0) << "compression ended before the kill";
+    ASSERT_EQ(::waitpid(child, &status, WNOHANG), 0) << "the rewrite ended before the kill";
     std::this_thread::sleep_for(kPoll);
   }
   ::kill(child, SIGKILL);
@@ -826,20 +824,46 @@ TEST(RunLog, KilledInTheMiddleOfCompressionLeavesTheLogWithAllRows) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
   ASSERT_TRUE(std::filesystem::exists(temporary));
-  EXPECT_EQ(filters_of(path, "seconds"), kUncompressedFilters);
+}
+
+// What a killed rewrite leaves: the log as it was (`filters`) with all its rows, which a reader
+// reads (ignoring the half-written copy); the next writer removes the copy and goes on.
+void expect_whole_after_a_killed_rewrite(const std::filesystem::path& path,
+                                         const std::vector<H5Z_filter_t>& filters) {
+  EXPECT_EQ(filters_of(path, "seconds"), filters);
   {
-    const RunLog reader = RunLog::open(path, RunLog::Access::read_only);  // ignores the copy
-    ASSERT_EQ(reader.rows(), static_cast<std::size_t>(kRows));
-    EXPECT_EQ(reader.doubles("seconds").back(), 0.25 * (kRows - 1));
+    const RunLog reader = RunLog::open(path, RunLog::Access::read_only);
+    ASSERT_EQ(reader.rows(), static_cast<std::size_t>(kBigLogRows));
+    EXPECT_EQ(reader.doubles("seconds").back(), 0.25 * (kBigLogRows - 1));
   }
   StderrCapture capture;
   RunLog log = RunLog::open(path);
-  EXPECT_FALSE(std::filesystem::exists(temporary));
-  EXPECT_EQ(log.rows(), static_cast<std::size_t>(kRows));
-  log.append({kRows, 0, 1.0, 2.0, 3.0, 4.0});
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  EXPECT_EQ(log.rows(), static_cast<std::size_t>(kBigLogRows));
+  log.append({kBigLogRows, 0, 1.0, 2.0, 3.0, 4.0});
   log.close_compressed();
   EXPECT_EQ(capture.text(), "");
-  EXPECT_EQ(RunLog::open(path, RunLog::Access::read_only).rows(), kRows + 1u);
+  EXPECT_EQ(RunLog::open(path, RunLog::Access::read_only).rows(), kBigLogRows + 1u);
+}
+
+// A process killed in the middle of close_compressed() leaves the log uncompressed and whole.
+TEST(RunLog, KilledInTheMiddleOfCompressionLeavesTheLogWithAllRows) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  write_big_log(path, false);
+  ASSERT_NO_FATAL_FAILURE(
+      kill_in_the_middle_of(path, [&] { RunLog::open(path).close_compressed(); }));
+  expect_whole_after_a_killed_rewrite(path, kUncompressedFilters);
+}
+
+// A process killed while opening a compressed log for writing (decompressing it, as a resumed run
+// does) leaves the log compressed and whole.
+TEST(RunLog, KilledInTheMiddleOfDecompressionLeavesTheLogWithAllRows) {
+  TempDir dir;
+  const auto path = dir / "log.h5";
+  write_big_log(path, true);
+  ASSERT_NO_FATAL_FAILURE(kill_in_the_middle_of(path, [&] { RunLog::open(path); }));
+  expect_whole_after_a_killed_rewrite(path, kCompressedFilters);
 }
 
 // A compression that cannot write its copy (here a folder is in the way of PATH.tmp) is one line
