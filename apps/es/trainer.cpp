@@ -278,9 +278,12 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
       break;
     }
   }
+  const std::vector<rl::RolloutLog*> rollout_logs{rollouts ? &*rollouts : nullptr};
   if (state.generation < o.generations && !solved && rl::stop_requested()) {
-    return session.stop(state.generation, [&] { save(state, identity, o.files.checkpoint); });
+    return session.stop(
+        state.generation, [&] { save(state, identity, o.files.checkpoint); }, rollout_logs);
   }
+  session.close_logs(rollout_logs);
   std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",
               static_cast<long long>(state.generation), static_cast<long long>(state.timesteps),
               state.seconds, o.files.output.c_str(), o.files.checkpoint.c_str());

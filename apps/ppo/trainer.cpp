@@ -153,6 +153,9 @@ struct IterationReport {
 // The rollout logs a run writes (--rollout-log): none, the tasks', or both.
 struct RolloutLogs {
   std::optional<rl::RolloutLog> episodes, tasks;
+  std::vector<rl::RolloutLog*> all() {
+    return {episodes ? &*episodes : nullptr, tasks ? &*tasks : nullptr};
+  }
 };
 
 // Folds the segments (in slot order, so the result does not depend on the workers) into the
@@ -354,7 +357,8 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
     // A graceful stop (SIGTERM, SIGINT) between iterations: the one in flight (short) was
     // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
     if (rl::stop_requested()) {
-      return session.stop(state.iteration, [&] { save(state, identity, o.files.checkpoint); });
+      return session.stop(
+          state.iteration, [&] { save(state, identity, o.files.checkpoint); }, rollouts.all());
     }
     const std::int64_t i = state.iteration;
     const IterationReport r = run_iteration(state, pool, run, update_settings, rollouts);
@@ -402,6 +406,7 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
   pool.broadcast(ppo_set_policy, snapshot_of(state));
   const double final_eval = mean_of(evaluation_returns(pool, o, state.iteration));
   log.set_meta("final_eval_return", fmt::format("{}", final_eval));
+  session.close_logs(rollouts.all());
   std::printf(
       "fiber-ppo: done: %lld iterations, %lld timesteps, %.1f s, final eval return %.2f "
       "(%d episodes); log %s, checkpoint %s\n",

@@ -5,8 +5,10 @@
 # episodes) for the generation time, then rollout_log_cost for the log's time per generation
 # (rows built and appended, as the trainer does), and prints both and their ratio. Then the size
 # of the rollout logs of real rollouts, --rollout-log full (that run) and summary (one more
-# generation): bytes per rollout as written (uncompressed) and compressed after the run by
-# h5repack (shuffle, deflate 6, Fletcher32), and their ratio.
+# generation), both run with --no-compress-logs: bytes per rollout as written (uncompressed) and
+# once compressed as a clean end does (RunLog::close_compressed: shuffle, deflate 6, Fletcher32),
+# their ratio, and what compressing and decompressing (on resume) cost per MB and per generation's
+# rows, against the generation's time (log_compression_cost).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 workers=${2:-2}
@@ -17,18 +19,22 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" \
   --config "$here/../../apps/es/configs/humanoid_v5.toml" --population 2048 --eval-episodes 0 \
-  --workers "$workers" --generations "$generations" --output es.h5 >/dev/null
+  --workers "$workers" --generations "$generations" --no-compress-logs --output es.h5 >/dev/null
 "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" \
   --config "$here/../../apps/es/configs/humanoid_v5.toml" --population 2048 --eval-episodes 0 \
-  --workers "$workers" --generations 1 --rollout-log summary --output summary.h5 >/dev/null
-for level in es summary; do
-  h5repack -f SHUF -f GZIP=6 -f FLET "$level.rollouts.h5" "$level.packed.h5"
-done
+  --workers "$workers" --generations 1 --rollout-log summary --no-compress-logs \
+  --output summary.h5 >/dev/null
 log_line=$("$build/benchmarks/rollout_log/rollout_log_cost" --generations 200 --output cost.rollouts.h5)
 echo "$log_line"
-/usr/bin/python3 - "$log_line" "$workers" <<'PY'
+# The real logs are small: their rows repeated make a log of a long run to time.
+for level in es summary; do cp "$level.rollouts.h5" "$level.packed.h5"; done
+cp es.rollouts.h5 long.rollouts.h5
+compression=$("$build/benchmarks/rollout_log/log_compression_cost" es.packed.h5 summary.packed.h5)
+compression+=$'\n'$("$build/benchmarks/rollout_log/log_compression_cost" --repeat 200 long.rollouts.h5)
+echo "$compression"
+/usr/bin/python3 - "$log_line" "$workers" "$compression" <<'PY'
 import re, sys, h5py, numpy as np
-line, workers = sys.argv[1], sys.argv[2]
+line, workers, compression = sys.argv[1], sys.argv[2], sys.argv[3]
 build_ms, append_ms = map(float, re.search(r"([\d.]+) ms per generation to build the rows, ([\d.]+) ms", line).groups())
 with h5py.File("es.h5") as f:
     n = f["log"].attrs["rows"]
@@ -50,5 +56,18 @@ for level, name in (("full", "es"), ("summary", "summary")):
         rollouts = int(f["log/episodes"][:rows].sum()) if level == "summary" else rows
     written, packed = (data_bytes(f"{name}.{kind}.h5") for kind in ("rollouts", "packed"))
     print(f"--rollout-log {level}: {rows} rows; data bytes per rollout: {written / rollouts:.1f} "
-          f"as written, {packed / rollouts:.1f} compressed by h5repack, ratio {packed / written:.2f}")
+          f"as written, {packed / rollouts:.1f} compressed, ratio {packed / written:.2f}")
+# Compressing at the end, decompressing on resume: per generation of 2,048 rollouts' rows, at the
+# rate of the long log.
+compress, decompress = (float(x) for x in re.search(
+    r"long\.rollouts\.h5: .* \(([\d.]+) s per MB\), decompress .* \(([\d.]+) s per MB\)",
+    compression).groups())
+import os
+with h5py.File("es.rollouts.h5") as f:
+    generations_logged = len(np.unique(f["log/generation"][:f["log"].attrs["rows"]]))
+megabytes_per_generation = os.path.getsize("es.rollouts.h5") / 1e6 / generations_logged
+for what, per_megabyte in (("compress", compress), ("decompress", decompress)):
+    ms = 1e3 * per_megabyte * megabytes_per_generation
+    print(f"{what}: {per_megabyte:.3f} s per MB, {ms:.2f} ms per generation's rows "
+          f"({megabytes_per_generation:.3f} MB) = {100 * ms / generation_ms:.3f} % of its time")
 PY

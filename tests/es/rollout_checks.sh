@@ -4,14 +4,18 @@
 # values:    CartPole (return = length), 2 episodes per perturbation: one row per rollout, and
 #            the summary log's returns, episodes and timesteps recomputed from the rows; the same
 #            rows (but for where they ran) with 1 worker as with 2; --rollout-log summary is one
-#            row per task; --rollout-log off writes no file; scripts/plot.py draws the rollouts.
+#            row per task; --rollout-log off writes no file; scripts/plot.py draws the rollouts;
+#            a finished run's logs are compressed (shuffle, gzip, Fletcher32), with
+#            --no-compress-logs not.
 # resume:    a run resumed from an earlier checkpoint drops the rows after it: its rollouts are
 #            those of one uninterrupted run, every generation once.
-# stop:      SIGTERM in the middle of a generation, then --resume auto: every generation's
-#            rollouts exactly once, each generation whole.
-# damaged:   a damaged chunk of /log/return is refused on resume, the file left as it was; so is
-#            a rollout log compressed by h5repack (appending to it is not crash-safe), in one line.
-# bad-input: a bad --rollout-log value, a foreign file or an earlier run's rollouts at
+# stop:      SIGTERM in the middle of a generation leaves the logs compressed; then --resume
+#            auto (through the compressed files): every generation's rollouts exactly once, each
+#            generation whole.
+# damaged:   a damaged chunk of /log/return (of the compressed log a finished run leaves) is
+#            refused on resume in one line, the file left as it was; a rollout log compressed by
+#            h5repack resumes.
+# bad-input: a bad --rollout-log or --compress-logs value, a foreign file or an earlier run's rollouts at
 #            OUTPUT.rollouts.h5, --checkpoint naming it, a resume with another --rollout-log:
 #            one line, exit 2, nothing overwritten.
 set -euo pipefail
@@ -26,6 +30,8 @@ python=/usr/bin/python3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck source=../support/expect_status.sh
 source "$here/../support/expect_status.sh"
+# shellcheck source=../support/log_filters.sh
+source "$here/../support/log_filters.sh"
 
 cartpole=(--env CartPole-v1 --hidden 8 --population 8 --pairs-per-task 2 --eval-episodes 2
   --noise-size 100000 --no-stop-at-target)
@@ -40,6 +46,10 @@ values)
     --rollout-log summary --output summary.h5 >/dev/null
   "${es[@]}" "${cartpole[@]}" --generations 1 --workers 1 --rollout-log off --output off.h5 >/dev/null
   [[ ! -e off.rollouts.h5 ]] || fail "--rollout-log off wrote a rollout log"
+  "${es[@]}" "${cartpole[@]}" --generations 1 --workers 1 --no-compress-logs --output plain.h5 \
+    >/dev/null
+  expect_filters compressed two.h5 two.rollouts.h5 summary.rollouts.h5 off.h5
+  expect_filters uncompressed plain.h5 plain.rollouts.h5
   $python - "$(hostname)" <<'PY' || fail "the rollout log does not match the tasks"
 import sys, h5py, numpy as np
 host = sys.argv[1]
@@ -123,6 +133,7 @@ stop)
   [[ $status -eq 75 ]] || { cat out.txt; fail "exit $status, not 75"; }
   done_before=$(sed -nE 's/^fiber-es: stopped by SIGTERM after ([0-9]+) generations.*/\1/p' out.txt)
   [[ -n $done_before ]] || { cat out.txt; fail "no stop line"; }
+  expect_filters compressed run.h5 run.rollouts.h5
   "${es[@]}" "${common[@]}" --generations $((done_before + 2)) --output run.h5 --resume auto |
     grep -q "resumed from run.ckpt.h5 at generation $done_before" || fail "no resume"
   $python - $((done_before + 2)) <<'PY' || fail "rollouts not exactly once across the stop"
@@ -147,18 +158,30 @@ damaged)
   expect_status 2 "damaged.rollouts.h5: damaged (checksum mismatch in /log/return, rows 0-19" \
     "${es[@]}" "${cartpole[@]}" --workers 1 --generations 3 --output damaged.h5 --resume auto
   [[ $(sha256sum <damaged.rollouts.h5) == "$before" ]] || fail "the damaged rollout log was changed"
-  "${es[@]}" "${cartpole[@]}" --workers 1 --generations 2 --output packed.h5 >/dev/null
+  [[ ! -e damaged.rollouts.h5.tmp ]] || fail "the refused decompression left its copy"
+  "${es[@]}" "${cartpole[@]}" --workers 1 --generations 2 --no-compress-logs --output packed.h5 \
+    >/dev/null
   h5repack -f SHUF -f GZIP=6 -f FLET packed.rollouts.h5 compressed.h5
   mv compressed.h5 packed.rollouts.h5
-  before=$(sha256sum <packed.rollouts.h5)
-  expect_status 2 "packed.rollouts.h5: /log/generation is compressed (e.g. by h5repack)" \
-    "${es[@]}" "${cartpole[@]}" --workers 1 --generations 3 --output packed.h5 --resume auto
-  [[ $(sha256sum <packed.rollouts.h5) == "$before" ]] || fail "the compressed rollout log was changed"
+  "${es[@]}" "${cartpole[@]}" --workers 1 --generations 3 --output packed.h5 --resume auto |
+    grep -q "resumed from packed.ckpt.h5 at generation 2" || fail "no resume of an h5repack'ed log"
+  $python -c 'import h5py, numpy as np
+with h5py.File("packed.rollouts.h5", "r") as f:
+    g = f["log/generation"][:f["log"].attrs["rows"]]
+assert np.array_equal(np.bincount(g), [10, 10, 10]), np.bincount(g)' ||
+    fail "the h5repack'ed rollout log did not resume with every generation once"
   ;;
 bad-input)
   for value in bogus "" full,summary; do
     expect_status 2 "--rollout-log" "${es[@]}" "${cartpole[@]}" --rollout-log "$value" --output x.h5
   done
+  for value in maybe tru; do
+    expect_status 2 "--compress-logs" "${es[@]}" "${cartpole[@]}" --compress-logs="$value" \
+      --output x.h5
+  done
+  printf 'compress-logs = "maybe"\n' >bad.toml
+  expect_status 2 "--compress-logs = maybe" "${es[@]}" "${cartpole[@]}" --config bad.toml \
+    --output x.h5
   [[ ! -e x.h5 && ! -e x.rollouts.h5 ]] || fail "a refused run wrote a file"
   echo "someone's notes" >notes.rollouts.h5
   notes=$(sha256sum <notes.rollouts.h5)

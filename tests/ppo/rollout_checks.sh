@@ -4,9 +4,11 @@
 # values: CartPole (return = length): OUTPUT.rollouts.h5 has one row per finished episode, each
 #         (slot, episode) once, as the summary log counts and averages them; OUTPUT.tasks.h5 one
 #         row per segment; --rollout-log summary writes only the tasks' file, off neither, a bad
-#         value is one line; scripts/plot.py draws both files.
-# stop:   SIGTERM, then --resume auto: every episode and every segment exactly once; also after a
-#         resume from an earlier checkpoint (the rows after it dropped).
+#         value is one line; scripts/plot.py draws both files; a finished run's three logs are
+#         compressed (shuffle, gzip, Fletcher32), with --no-compress-logs not.
+# stop:   SIGTERM leaves the logs compressed; then --resume auto (through the compressed files):
+#         every episode and every segment exactly once; also after a resume from an earlier
+#         checkpoint (the rows after it dropped).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 ppo=("$build/libfiber/fiberrun" -n 1 "$build/apps/ppo/fiber-ppo")
@@ -16,6 +18,8 @@ cd "$work"
 python=/usr/bin/python3
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../support/log_filters.sh
+source "$(dirname "$0")/../support/log_filters.sh"
 
 cartpole=(--env CartPole-v1 --envs 4 --steps 128 --hidden 16 --eval-every 0 --workers 2
   --minibatches 4 --epochs 2)
@@ -55,6 +59,9 @@ case "$2" in
 values)
   "${ppo[@]}" "${cartpole[@]}" --total-timesteps 5120 --output run.h5 >/dev/null
   exactly_once 10 run || fail "the rollout logs do not match the run"
+  expect_filters compressed run.h5 run.rollouts.h5 run.tasks.h5
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 1024 --no-compress-logs --output plain.h5 >/dev/null
+  expect_filters uncompressed plain.h5 plain.rollouts.h5 plain.tasks.h5
   plot="$(dirname "$0")/../../scripts/plot.py"
   $python "$plot" run.rollouts.h5 -o episodes.png |
     grep -qx "plot.py: wrote episodes.png ([0-9]* rollout rows, 10 iterations)" ||
@@ -84,6 +91,7 @@ stop)
   [[ $status -eq 75 ]] || { cat out.txt; fail "exit $status, not 75"; }
   done_before=$(sed -nE 's/^fiber-ppo: stopped by SIGTERM after ([0-9]+) iterations.*/\1/p' out.txt)
   [[ -n $done_before ]] || { cat out.txt; fail "no stop line"; }
+  expect_filters compressed run.h5 run.rollouts.h5 run.tasks.h5
   total=$((done_before + 3))
   "${ppo[@]}" "${cartpole[@]}" --total-timesteps $((total * 512)) --checkpoint-every 3 \
     --output run.h5 --resume auto | grep -q "resumed from run.ckpt.h5 at iteration $done_before" ||

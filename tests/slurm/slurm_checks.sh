@@ -56,7 +56,8 @@ submit() {
     --output="$work/$name/job.out" "$root/slurm/es.sbatch" --no-stop-at-target "$@"
 }
 
-# check_log RUN_DIR N: the HDF5 log has generations 0..N-1, each once.
+# check_log RUN_DIR N: the HDF5 log has generations 0..N-1, each once; the job ended cleanly, so
+# it and its rollout log are compressed (read through the compression, across any requeue).
 check_log() {
   $python - "$1/log.h5" "$2" <<'PY' || fail "log $1/log.h5 is not generations 0..$(($2 - 1)) once each"
 import sys, h5py
@@ -67,9 +68,11 @@ with h5py.File(path, "r") as f:
     assert generations == list(range(n)), generations
     assert f["meta/environment"][()].decode() == "CartPole-v1"
     assert all(t > 0 for t in f["log/timesteps"][:rows])
+    assert f["log/generation"].compression == "gzip" and f["log/generation"].fletcher32
 # The rollout log beside it: every generation's rollouts once (as many rows each).
 import numpy as np
 with h5py.File(path.replace("log.h5", "log.rollouts.h5"), "r") as f:
+    assert f["log/return"].compression == "gzip" and f["log/return"].shuffle
     counts = np.bincount(f["log/generation"][:int(f["log"].attrs["rows"])], minlength=n)
     assert len(counts) == n and (counts == counts[0]).all() and counts[0] > 0, counts
 print(f"{path}: generations 0..{n - 1}, once each; {counts[0]} rollouts each")

@@ -81,6 +81,9 @@ void add_run_files(CLI::App& app, RunFiles& files, const std::string& step) {
       ->capture_default_str();
   app.add_option("--resume", files.resume,
                  "continue from this checkpoint; 'auto': from --checkpoint if it exists");
+  add_switch(app, "--compress-logs,!--no-compress-logs", files.compress_logs,
+             "compress the run log and rollout logs when the run ends or is stopped (a resumed "
+             "run decompresses them first); --no-compress-logs: leave them uncompressed");
 }
 
 void add_task_timeout(CLI::App& app, double& seconds, const std::string& item) {

@@ -35,7 +35,8 @@ struct RunFiles {
   std::string output;      // HDF5 run log
   std::string checkpoint;  // after parse_or_exit: OUTPUT with .ckpt.h5 unless given
   int checkpoint_every = 10;
-  std::string resume;  // "", a checkpoint file, or "auto"
+  std::string resume;         // "", a checkpoint file, or "auto"
+  bool compress_logs = true;  // at a clean end (RunLog::close_compressed)
 
   // The checkpoint to continue from: --resume, or for 'auto' --checkpoint if it exists; "" for
   // a new run.
@@ -47,7 +48,8 @@ struct RunFiles {
 void add_switch(CLI::App& app, const std::string& names, bool& value,
                 const std::string& description);
 
-// --output, --checkpoint, --checkpoint-every and --resume; `step` names what the run counts
+// --output, --checkpoint, --checkpoint-every, --resume and --compress-logs / --no-compress-logs;
+// `step` names what the run counts
 // ("generation", "iteration"): a row of the log, the unit of --checkpoint-every.
 void add_run_files(CLI::App& app, RunFiles& files, const std::string& step);
 

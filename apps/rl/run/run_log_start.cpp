@@ -105,20 +105,25 @@ RunLog start_run_log(const std::string& path, std::vector<RunLog::Column> column
 
 RunLog continue_run_log(const std::string& path, const std::vector<RunLog::Column>& columns,
                         std::size_t rows_done, const std::string& checkpoint) {
+  {
+    // Checked read-only first, so that a refused log is left as it was (opening a compressed
+    // log for writing rewrites it uncompressed); closed before it is opened for writing.
+    const RunLog existing = RunLog::open(path, RunLog::Access::read_only);
+    if (existing.columns() != columns) {
+      throw RunLogError(fmt::format(
+          "run log {}: not a log of this program (other columns); resume with the log written "
+          "beside the checkpoint {}",
+          path, checkpoint));
+    }
+    if (existing.rows() < rows_done) {
+      throw RunLogError(fmt::format(
+          "run log {}: has {} rows, but the checkpoint {} is at row {}: the checkpoint is ahead "
+          "of this log (another run's, or an older copy); resume with the log written with that "
+          "checkpoint, or start a new run with another --output",
+          path, existing.rows(), checkpoint, rows_done));
+    }
+  }
   auto log = RunLog::open(path);
-  if (log.columns() != columns) {
-    throw RunLogError(fmt::format(
-        "run log {}: not a log of this program (other columns); resume with the log written "
-        "beside the checkpoint {}",
-        path, checkpoint));
-  }
-  if (log.rows() < rows_done) {
-    throw RunLogError(fmt::format(
-        "run log {}: has {} rows, but the checkpoint {} is at row {}: the checkpoint is ahead of "
-        "this log (another run's, or an older copy); resume with the log written with that "
-        "checkpoint, or start a new run with another --output",
-        path, log.rows(), checkpoint, rows_done));
-  }
   log.truncate(rows_done);
   return log;
 }

@@ -2,7 +2,9 @@
 
 #include <fiber/fiber.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 #include "run/exit_status.hpp"
@@ -12,6 +14,15 @@
 namespace fiber::rl {
 
 namespace {
+
+constexpr double kBytesPerMegabyte = 1e6;
+
+// For the line on the logs' sizes: an unreadable size counts as none.
+std::uintmax_t size_or_zero(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  return error ? 0 : size;
+}
 
 // The pool could not be started (its fiber::Error's message).
 class PoolStartFailure : public std::runtime_error {
@@ -77,9 +88,41 @@ bool TrainingSession::checkpoint_due(std::int64_t steps_done, std::int64_t total
   return steps_done % files_.checkpoint_every == 0 || steps_done == total;
 }
 
-int TrainingSession::stop(std::int64_t steps_done, const std::function<void()>& save) {
+void TrainingSession::close_logs(const std::vector<RolloutLog*>& rollouts) {
+  std::vector<RunLog*> logs;
+  if (log_) logs.push_back(&*log_);
+  for (RolloutLog* rollout : rollouts) {
+    if (rollout != nullptr) logs.push_back(&rollout->log());
+  }
+  if (logs.empty()) return;
+  if (!files_.compress_logs) {
+    for (RunLog* log : logs) log->close();
+    return;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::uintmax_t bytes_before = 0, bytes_after = 0;
+  for (RunLog* log : logs) {
+    const std::filesystem::path path = log->path();
+    bytes_before += size_or_zero(path);
+    try {
+      log->close_compressed();
+    } catch (const RunLogError& error) {
+      std::fprintf(stderr, "%s: warning: %s (left uncompressed)\n", program_.name, error.what());
+    }
+    bytes_after += size_or_zero(path);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("%s: compressed %zu logs in %.2f s: %.2f MB -> %.2f MB\n", program_.name, logs.size(),
+              seconds, static_cast<double>(bytes_before) / kBytesPerMegabyte,
+              static_cast<double>(bytes_after) / kBytesPerMegabyte);
+}
+
+int TrainingSession::stop(std::int64_t steps_done, const std::function<void()>& save,
+                          const std::vector<RolloutLog*>& rollouts) {
   save();
   if (pool_) pool_->terminate();
+  close_logs(rollouts);
   std::printf("%s: stopped by %s after %lld %ss; checkpoint %s; resume with --resume auto\n",
               program_.name, stop_signal_name(), static_cast<long long>(steps_done), program_.step,
               files_.checkpoint.c_str());

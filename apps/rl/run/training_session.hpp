@@ -15,6 +15,7 @@
 //       session.log().append({...});
 //       if (session.checkpoint_due(state.generation, o.generations)) save(state);
 //     }
+//     session.close_logs({&rollouts});
 //     return 0;
 //   });
 #pragma once
@@ -30,6 +31,7 @@
 
 #include "run/command_line.hpp"
 #include "run/run_log_start.hpp"
+#include "storage/rollout_log.hpp"
 #include "storage/run_log.hpp"
 
 namespace fiber::rl {
@@ -68,9 +70,16 @@ class TrainingSession {
   // True when `steps_done` of `total` steps is a point for a regular checkpoint.
   bool checkpoint_due(std::int64_t steps_done, std::int64_t total) const;
 
-  // A stop requested by a signal: `save` writes the checkpoint, then the pool is torn down and a
-  // line says how to resume. Returns kExitPreempted.
-  int stop(std::int64_t steps_done, const std::function<void()>& save);
+  // The run ended cleanly: closes the run log and the `rollouts` logs, compressed unless
+  // --no-compress-logs (RunLog::close_compressed), while the run still holds their locks; a line
+  // says how long that took. A failure to compress is one warning line: the log is left whole and
+  // uncompressed.
+  void close_logs(const std::vector<RolloutLog*>& rollouts);
+
+  // A stop requested by a signal: `save` writes the checkpoint, then the pool is torn down, the
+  // logs closed (close_logs) and a line says how to resume. Returns kExitPreempted.
+  int stop(std::int64_t steps_done, const std::function<void()>& save,
+           const std::vector<RolloutLog*>& rollouts);
 
  private:
   TrainingProgram program_;

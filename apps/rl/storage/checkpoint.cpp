@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "storage/atomic_replace.hpp"
 #include "storage/hdf5/attribute.hpp"
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
@@ -121,20 +122,6 @@ void write_entry(const hdf5::File& file, const std::string& name, const Checkpoi
   if (layout.count > 0) dataset.write_all(layout.memory_type, layout.data);
   hdf5::write_attribute(dataset, kKindAttribute, to_string(detail::kind_of(value)));
   dataset.close_or_throw();
-}
-
-void fsync_path(const std::filesystem::path& path, bool directory) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) {
-    throw std::system_error(errno, std::generic_category(), "open " + path.string());
-  }
-  const int result = ::fsync(fd);
-  const int saved = errno;
-  ::close(fd);
-  // Some file systems cannot fsync a directory (EINVAL); the rename is then as durable as it gets.
-  if (result != 0 && !(directory && (saved == EINVAL || saved == EROFS))) {
-    throw std::system_error(saved, std::generic_category(), "fsync " + path.string());
-  }
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -341,8 +328,7 @@ void CheckpointWriter::erase(std::string_view name) {
 }
 
 void CheckpointWriter::commit(const std::filesystem::path& path) const {
-  std::filesystem::path temporary = path;
-  temporary += ".tmp";
+  const std::filesystem::path temporary = temporary_beside(path);
   bool created = false;
   auto fail = [&](const std::string& what) {
     if (created) {

@@ -42,12 +42,14 @@ RolloutLog RolloutLog::create(const std::filesystem::path& path,
 RolloutLog RolloutLog::resume(const std::filesystem::path& path,
                               const std::vector<RunLog::Column>& columns, std::string step_column,
                               std::int64_t steps_done) {
-  RunLog log = RunLog::open(path);
-  if (log.columns() != columns) {
+  // Read first, so that a refused log is left as it was (opening a compressed log for writing
+  // rewrites it uncompressed).
+  if (RunLog::open(path, RunLog::Access::read_only).columns() != columns) {
     throw RunLogError("rollout log " + path.string() +
                       ": has other columns (written with another --rollout-log); resume with "
                       "the same --rollout-log, or move the file away");
   }
+  RunLog log = RunLog::open(path);
   const std::vector<std::int64_t> steps = log.int64s(step_column);
   const auto first_after = std::lower_bound(steps.begin(), steps.end(), steps_done);
   log.truncate(static_cast<std::size_t>(first_after - steps.begin()));

@@ -11,7 +11,8 @@
 // log, and they are written with RunLog itself (its format, checksums, crash repair and `rows`
 // attribute): columns /log/<name>, metadata /meta/<key>. A step's rows are counted together
 // (RunLog::append_rows), so a reader sees whole generations only. Hosts are stored as an index
-// into the comma-separated /meta/hosts, which grows as workers on new hosts report.
+// into the comma-separated /meta/hosts, which grows as workers on new hosts report. A run that
+// ends cleanly compresses it (log().close_compressed()); resume() decompresses it.
 #pragma once
 
 #include <cstdint>

@@ -8,11 +8,14 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <system_error>
 
+#include "storage/atomic_replace.hpp"
 #include "storage/hdf5/attribute.hpp"
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
 #include "storage/hdf5/file.hpp"
+#include "storage/hdf5/file_copy.hpp"
 #include "storage/hdf5/fletcher32.hpp"
 #include "storage/hdf5/format_marker.hpp"
 #include "storage/hdf5/names.hpp"
@@ -25,6 +28,9 @@ constexpr hdf5::FormatMarker kMarker{"fiber-runlog", 1, "run log"};
 constexpr const char* kRowsAttribute = "rows";
 constexpr hsize_t kChunkRows = 1024;    // 8 KiB per chunk (and checksum) for a float64 column
 constexpr std::size_t kValueBytes = 8;  // int64 and float64 alike
+// zlib's default; after shuffle, Humanoid-v5's rollouts take 0.02 % fewer bytes at level 9,
+// 2 % more at level 1.
+constexpr unsigned kDeflateLevel = 6;
 
 std::string prefix(const std::filesystem::path& path) { return "run log " + path.string() + ": "; }
 
@@ -176,17 +182,52 @@ struct RunLog::Impl {
     return values;
   }
 
-  // Appends rewrite the last chunk of every column. A compressed chunk then changes its size, so
-  // HDF5 moves it and may give its old place to another chunk written in the same flush, before
-  // the index that no longer points there is on disk: a crash in between damages counted rows.
-  void refuse_compressed(std::size_t i) const {
-    const std::string column = "/log/" + columns[i].name;
-    if (attempt_damaged(column, [&] { return datasets[i].compressed(); })) {
-      fail(column +
-           " is compressed (e.g. by h5repack), and appending to compressed columns is not "
-           "crash-safe: open it read-only, or resume from an uncompressed copy (h5repack -f NONE "
-           "-f FLET IN OUT)");
+  bool any_column_compressed() const {
+    return std::any_of(datasets.begin(), datasets.end(), [&](const hdf5::Dataset& dataset) {
+      return attempt_damaged("cannot read the filters of /log",
+                             [&] { return dataset.compressed(); });
+    });
+  }
+
+  // Replaces the file by a copy of it whose columns have `filters` (storage/atomic_replace.hpp):
+  // a crash leaves the old file or the complete copy, and at most PATH.tmp, which the next
+  // writer removes. The copy reads every chunk with its checksum verified, so a damaged one fails
+  // it before anything is replaced. Closes the log, also when it fails (the file as it was).
+  void rewrite(const hdf5::ChunkFilters& filters, const std::string& what) {
+    const std::filesystem::path temporary = temporary_beside(path);
+    auto give_up = [&](const std::string& why) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      try {
+        close();
+      } catch (const RunLogError&) {  // the rewrite's error is the one to report
+      }
+      fail(why);
+    };
+    try {
+      hdf5::File copy = hdf5::File::create(temporary);
+      hdf5::copy_contents(file, copy, filters);
+      copy.flush(H5F_SCOPE_GLOBAL);
+      copy.close_or_throw();
+    } catch (const hdf5::CopyError& error) {
+      const std::string where = error.object() + (error.rows().empty() ? "" : ", " + error.rows());
+      if (error.is_checksum_mismatch()) give_up("damaged (checksum mismatch in " + where + ")");
+      give_up("cannot " + what + " (" + where + "): " + error.description());
+    } catch (const hdf5::Error& error) {
+      give_up("cannot " + what + " into " + temporary.string() + ": " + error.description());
     }
+    close();  // the old file, before it is replaced
+    try {
+      replace_durably(temporary, path);
+    } catch (const std::system_error& error) {
+      give_up("cannot " + what + ": " + error.what());
+    }
+  }
+
+  // A copy left by a rewrite that a crash interrupted (this process is the writer now).
+  void remove_interrupted_rewrite() const {
+    std::error_code ignored;
+    std::filesystem::remove(temporary_beside(path), ignored);
   }
 
   // Checks the chunks of column i that hold complete rows, before anything is written. A chunk
@@ -448,7 +489,12 @@ RunLog RunLog::open(const std::filesystem::path& path, Access access) {
   if (committed)
     impl->rows = std::min<std::size_t>(impl->rows, std::max<std::int64_t>(*committed, 0));
   if (impl->writable) {
-    for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->refuse_compressed(i);
+    impl->remove_interrupted_rewrite();
+    if (impl->any_column_compressed()) {
+      // Appending to compressed chunks is not crash-safe (docs/design.md, "Rollout logs").
+      impl->rewrite({}, "decompress");
+      return open(path, access);
+    }
     for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->verify_complete_rows(i);
     // Cut every column back to the complete rows, and repair a chunk torn by a crash.
     for (std::size_t i = 0; i < impl->columns.size(); ++i) {
@@ -625,6 +671,13 @@ void RunLog::sync() {
 void RunLog::close() {
   if (!impl_) throw std::logic_error("fiber::rl::RunLog used after being moved from");
   impl_->close();
+}
+
+void RunLog::close_compressed() {
+  Impl& self = impl();
+  self.require_writable("compress");
+  self.flush();
+  self.rewrite({.deflate_level = kDeflateLevel}, "compress");
 }
 
 }  // namespace fiber::rl

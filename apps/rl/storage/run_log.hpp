@@ -13,10 +13,10 @@
 //   log.truncate(42);  // drop the rows written after the checkpoint: no generation twice
 //
 // Layout: each column is a chunked, extendible 1-D dataset /log/<name> (float64 or int64, with
-// Fletcher32 checksums; not compressed, and a compressed copy, e.g. by h5repack, is only read:
-// appending to compressed chunks is not crash-safe); the attribute /log@rows counts the complete
-// rows; /meta/<key> are scalar UTF-8 string datasets (config text, versions, hosts, start time);
-// the root carries `format` = "fiber-runlog" and `version` = 1. h5py:
+// Fletcher32 checksums; written uncompressed, since appending to compressed chunks is not
+// crash-safe, and compressed at a clean close by close_compressed()); the attribute /log@rows
+// counts the complete rows; /meta/<key> are scalar UTF-8 string datasets (config text, versions,
+// hosts, start time); the root carries `format` = "fiber-runlog" and `version` = 1. h5py:
 // f["log/return_mean"][:f["log"].attrs["rows"]], f["meta/environment"][()].decode().
 //
 // Crash safety: append() writes the row, flushes (H5Fflush), then raises /log@rows and flushes
@@ -33,6 +33,12 @@
 // claims its files with FileLock (storage/file_lock.hpp) too, which does not depend on HDF5's.
 // Readers (Access::read_only, scripts/plot.py) take no lock, so they can follow a run as it writes;
 // they see the rows counted when they opened the log. Not thread-safe: use one thread at a time.
+//
+// Compression: close_compressed() ends a run's writing with a compressed copy of the whole file
+// (shuffle, deflate, Fletcher32), written beside it as PATH.tmp, fsynced and renamed over it, so a
+// crash leaves the uncompressed log or the compressed one, never a mix; opening a compressed log
+// for writing first makes an uncompressed copy the same way (a damaged chunk refuses it before
+// anything is replaced). The next writer removes a PATH.tmp a crash left; readers ignore it.
 #pragma once
 
 #include <concepts>
@@ -139,6 +145,10 @@ class RunLog {
   void flush();  // H5Fflush (append() already does)
   void sync();   // flush, then fsync the file
   void close();  // closes now; further calls throw RunLogError
+  // Closes, replacing the file by a compressed copy of it (every group, dataset and attribute;
+  // the columns chunked as before, extendible, with shuffle + deflate + Fletcher32). Only a
+  // writable log. On an error (RunLogError) the log is closed and the file left uncompressed.
+  void close_compressed();
 
  private:
   struct Impl;

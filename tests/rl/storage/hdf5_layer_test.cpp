@@ -1,12 +1,14 @@
 // The typed HDF5 layer of fiber_rl_storage (storage/hdf5) on real files: its errors carry HDF5's
 // major and minor codes (a missing file, a damaged chunk, a held lock, a truncated file), the
-// format marker refuses a foreign HDF5 file, and link names with '/' are refused.
+// format marker refuses a foreign HDF5 file, link names with '/' are refused, and a whole file is
+// copied with other chunk filters (h5py writes the source and checks the copy).
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <fstream>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -15,6 +17,7 @@
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
 #include "storage/hdf5/file.hpp"
+#include "storage/hdf5/file_copy.hpp"
 #include "storage/hdf5/format_marker.hpp"
 #include "storage/hdf5/names.hpp"
 #include "test_support.hpp"
@@ -193,6 +196,85 @@ TEST(Hdf5Layer, TheMarkerCheckNamesAnotherFormatOrVersion) {
             "not a fiber other file (its format is 'fiber-test', not 'fiber-other')");
   EXPECT_EQ(hdf5::format_marker_problem(file, {"fiber-test", 2, "test file"}),
             "unsupported test file version 1 (this program reads version 2)");
+}
+
+constexpr const char* kCopySource = R"(
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs["note"] = "hello"                      # a variable-length string
+    f.attrs["shape"] = np.array([1, 2, 3], "i4")
+    g = f.create_group("g", track_order=True)
+    g.create_dataset("z", data=np.arange(10.0), chunks=(4,), maxshape=(None,))
+    m = g.create_dataset("m", data=np.arange(9000.0).reshape(3000, 3), chunks=(1000, 3),
+                         maxshape=(None, 3), fletcher32=True)
+    m.attrs["unit"] = "m/s"
+    g.create_dataset("a", data=np.arange(5, dtype="i8"))  # contiguous: copied as it is
+    f.create_dataset("s", data=["x", "yy", "zzz"], dtype=h5py.string_dtype(), chunks=(2,),
+                     maxshape=(None,))
+    f["alias"] = h5py.SoftLink("/g/m")
+    if len(sys.argv) > 2:
+        f["elsewhere"] = h5py.ExternalLink("other.h5", "/x")
+)";
+
+constexpr const char* kCopyCheck = R"(
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
+    assert b.attrs["note"] == "hello" and list(b.attrs["shape"]) == [1, 2, 3], dict(b.attrs)
+    assert list(b["g"]) == ["z", "m", "a"], list(b["g"])   # creation order kept
+    for name in ("g/z", "g/m", "g/a", "s"):
+        assert a[name].dtype == b[name].dtype and a[name].shape == b[name].shape, name
+        assert np.array_equal(a[name][()], b[name][()]), name
+    for name in ("g/z", "g/m"):
+        d = b[name]
+        assert (d.compression, d.compression_opts, d.shuffle, d.fletcher32) ==             ("gzip", 6, True, True), name
+        assert d.chunks == a[name].chunks and d.maxshape == a[name].maxshape, name
+    assert b["g/a"].chunks is None and b["g/a"].compression is None
+    assert b["s"].chunks == (2,) and b["s"].compression is None  # variable-length: as it was
+    assert b["g/m"].attrs["unit"] == "m/s"
+    assert b.get("alias", getlink=True).path == "/g/m" and b["alias"].shape == (3000, 3)
+print("copied")
+)";
+
+// Writes `script` beside the files and runs it with /usr/bin/python3 and `args`.
+test::CommandResult run_python(const TempDir& dir, const char* script, const std::string& args) {
+  const auto path = dir / "script.py";
+  std::ofstream(path) << script;
+  return run_command(std::string(kPython) + " " + quoted(path) + " " + args + " 2>&1");
+}
+
+// copy_contents: every group (its link order), attribute (strings too), link and dataset; the
+// chunked ones (1-D, 2-D) re-created with the filters asked for, the others (contiguous,
+// variable-length strings) as they are.
+TEST(Hdf5Layer, AFileIsCopiedWholeWithOtherChunkFilters) {
+  TempDir dir;
+  const auto source = dir / "source.h5";
+  const auto copy = dir / "copy.h5";
+  const auto made = run_python(dir, kCopySource, quoted(source));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  {
+    const hdf5::File from = hdf5::File::open(source, hdf5::Access::read_only);
+    const hdf5::File to = hdf5::File::create(copy);
+    hdf5::copy_contents(from, to, {.deflate_level = 6});
+  }
+  const auto checked = run_python(dir, kCopyCheck, quoted(source) + " " + quoted(copy));
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+}
+
+// A link the copy cannot make (an external one) fails it, naming the link.
+TEST(Hdf5Layer, AnExternalLinkIsNotCopied) {
+  TempDir dir;
+  const auto source = dir / "source.h5";
+  const auto made = run_python(dir, kCopySource, quoted(source) + " external");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const hdf5::File from = hdf5::File::open(source, hdf5::Access::read_only);
+  const hdf5::File to = hdf5::File::create(dir / "copy.h5");
+  try {
+    hdf5::copy_contents(from, to, {});
+    ADD_FAILURE() << "an external link was copied";
+  } catch (const hdf5::CopyError& error) {
+    EXPECT_EQ(error.object(), "/elsewhere");
+    EXPECT_NE(error.description().find("external"), std::string::npos) << error.description();
+  }
 }
 
 TEST(Hdf5Layer, NamesWithASlashOrEmptyAreRefused) {

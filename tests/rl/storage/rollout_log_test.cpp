@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <vector>
 
@@ -45,6 +46,31 @@ TEST(RolloutLog, ResumeDropsTheStepsAfterTheCheckpoint) {
                RunLogError);
   RolloutLog log = RolloutLog::resume(path, columns(), "generation", 2);
   EXPECT_EQ(log.log().int64s("generation"), (std::vector<std::int64_t>{0, 0, 0, 1, 1, 1}));
+}
+
+// A compressed rollout log (a run that ended cleanly) resumes: decompressed, cut back, appended
+// to. Resumed with other columns it is refused, and left exactly as it was.
+TEST(RolloutLog, CompressedLogResumesAndARefusedOneIsLeftAsItWas) {
+  TempDir dir;
+  const auto path = dir.path() / "run.rollouts.h5";
+  {
+    RolloutLog log = RolloutLog::create(path, columns(), "generation");
+    for (int g = 0; g < 4; ++g) log.append_step({{g, 1.0, log.host_index("a")}, {g, 2.0, 0}});
+    log.log().close_compressed();
+  }
+  const std::vector<char> compressed = test::read_file(path);
+  EXPECT_THROW(RolloutLog::resume(path, {{"generation", Type::int64}}, "generation", 1),
+               RunLogError);
+  EXPECT_TRUE(test::read_file(path) == compressed) << "the refused log was changed";
+  {
+    RolloutLog log = RolloutLog::resume(path, columns(), "generation", 3);
+    log.append_step({{3, 4.0, log.host_index("b")}});
+    EXPECT_EQ(log.log().int64s("generation"), (std::vector<std::int64_t>{0, 0, 1, 1, 2, 2, 3}));
+    EXPECT_EQ(log.log().meta("hosts"), "a,b");
+    log.log().close_compressed();
+  }
+  EXPECT_LT(std::filesystem::file_size(path), compressed.size() + compressed.size() / 2);
+  EXPECT_EQ(RunLog::open(path, RunLog::Access::read_only).doubles("return").back(), 4.0);
 }
 
 }  // namespace
