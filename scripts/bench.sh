@@ -26,7 +26,7 @@
 #   --build DIR                 use this build directory as it is (default: configure and build
 #                               build/ as Release)
 #   --hang-limit S              a peer that prints nothing for S seconds is hung (default 60,
-#                               --quick 30)
+#                               --quick 20: its peers print every second or so)
 #
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
 # and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
@@ -196,7 +196,7 @@ if $quick; then
   overhead_repeats=(--total 0.2 --repeats 1)
   peer_time=(--limit 1)
   peer_limit=90
-  hang_limit=${hang_limit:-30}
+  hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64)
   noise_memory=(--floats 4000000)
