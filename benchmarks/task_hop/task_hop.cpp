@@ -52,6 +52,9 @@ constexpr std::size_t kWarmUpTasks = 2000;
 constexpr double kNanosecondsPerMicrosecond = 1e3;
 // How long perf is given to attach to the job's threads before the map starts.
 constexpr auto kPerfAttach = std::chrono::milliseconds(500);
+// How long perf stat is given to write its counts and end after its SIGINT, looked at this often.
+constexpr auto kPerfStop = std::chrono::seconds(10);
+constexpr auto kPerfStopPoll = std::chrono::milliseconds(50);
 // The system calls a hop may make: pipe I/O, waiting, yielding, wake-ups.
 constexpr const char* kSyscalls[] = {"read",        "write",          "ppoll",      "poll",
                                      "sched_yield", "futex",          "epoll_wait", "epoll_pwait",
@@ -219,7 +222,19 @@ std::map<std::string, std::map<std::string, double>> count_syscalls(
   map();
   kill(perf, SIGINT);
   int status = 0;
-  waitpid(perf, &status, 0);
+  // perf stat has been seen to stay after the SIGINT (once in a full bench.sh run): it is given
+  // kPerfStop to write its counts, then killed, and the counts are missing rather than the run.
+  auto stop_by = std::chrono::steady_clock::now() + kPerfStop;
+  while (waitpid(perf, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= stop_by) {
+      kill(perf, SIGKILL);
+      waitpid(perf, &status, 0);
+      std::filesystem::remove(output);
+      throw std::runtime_error("perf stat did not stop within " +
+                               std::to_string(kPerfStop.count()) + " s of its SIGINT");
+    }
+    std::this_thread::sleep_for(kPerfStopPoll);
+  }
   std::ifstream lines(output);
   std::map<std::string, std::map<std::string, double>> counts;
   const std::string prefix = "syscalls:sys_enter_";
