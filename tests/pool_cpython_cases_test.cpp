@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/tasks.hpp"
+#include "support/throwing_range.hpp"
 
 // Python's exception raised by pickling A in test_map_unplicklable.
 struct EncodeRefused : std::runtime_error {
@@ -52,49 +53,8 @@ using fiber_test::sleep_then;
 using fiber_test::square;
 using namespace std::chrono_literals;
 
-struct SayWhenError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Python's exception_throwing_generator(total, when): 0, 1, ..., total - 1, but SayWhenError
-// instead of item `when` (-1: before the first).
-class ThrowingRange {
- public:
-  ThrowingRange(int total, int when) : total_(total), when_(when) {}
-
-  class iterator {
-   public:
-    using value_type = int;
-    using difference_type = std::ptrdiff_t;
-    iterator() = default;
-    iterator(int at, const ThrowingRange* range) : at_(at), range_(range) { check(); }
-    int operator*() const { return at_; }
-    iterator& operator++() {
-      ++at_;
-      check();
-      return *this;
-    }
-    void operator++(int) { ++*this; }
-    bool operator==(std::default_sentinel_t) const { return at_ >= range_->total_; }
-
-   private:
-    void check() const {
-      if (at_ == range_->when_ && at_ < range_->total_) throw SayWhenError("Somebody said when");
-    }
-    int at_ = 0;
-    const ThrowingRange* range_ = nullptr;
-  };
-
-  iterator begin() const {
-    if (when_ == -1) throw SayWhenError("Somebody said when");
-    return iterator(0, this);
-  }
-  std::default_sentinel_t end() const { return {}; }
-
- private:
-  int total_;
-  int when_;
-};
+using fiber_test::SayWhenError;
+using fiber_test::ThrowingRange;
 
 // Python's SpecialIterable: says it has one item, and throws when that item is read.
 class SizedThrowingRange {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "support/tasks.hpp"
+#include "support/throwing_range.hpp"
 
 namespace {
 
@@ -49,49 +50,8 @@ FIBER_TASK(wait_for_file);
 
 namespace {
 
-struct SayWhenError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Python's exception_throwing_generator(total, when): 0, 1, ..., total - 1, but SayWhenError
-// instead of item `when` (-1: before the first).
-class ThrowingRange {
- public:
-  ThrowingRange(int total, int when) : total_(total), when_(when) {}
-
-  class iterator {
-   public:
-    using value_type = int;
-    using difference_type = std::ptrdiff_t;
-    iterator() = default;
-    iterator(int at, const ThrowingRange* range) : at_(at), range_(range) { check(); }
-    int operator*() const { return at_; }
-    iterator& operator++() {
-      ++at_;
-      check();
-      return *this;
-    }
-    void operator++(int) { ++*this; }
-    bool operator==(std::default_sentinel_t) const { return at_ >= range_->total_; }
-
-   private:
-    void check() const {
-      if (at_ == range_->when_ && at_ < range_->total_) throw SayWhenError("Somebody said when");
-    }
-    int at_ = 0;
-    const ThrowingRange* range_ = nullptr;
-  };
-
-  iterator begin() const {
-    if (when_ == -1) throw SayWhenError("Somebody said when");
-    return iterator(0, this);
-  }
-  std::default_sentinel_t end() const { return {}; }
-
- private:
-  int total_;
-  int when_;
-};
+using fiber_test::SayWhenError;
+using fiber_test::ThrowingRange;
 
 class PoolImap : public ::testing::Test {
  protected:

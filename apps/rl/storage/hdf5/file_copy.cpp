@@ -5,16 +5,11 @@
 #include <vector>
 
 #include "storage/hdf5/handle.hpp"
+#include "storage/hdf5/link_info.hpp"
 
 namespace fiber::rl::hdf5 {
 
 namespace {
-
-#if H5_VERSION_GE(1, 12, 0)
-using LinkInfo = H5L_info2_t;  // H5Lget_info is H5Lget_info2 from 1.12 on
-#else
-using LinkInfo = H5L_info_t;
-#endif
 
 Handle owned(hid_t id, Handle::Closer closer) { return Handle(checked_id(id), closer); }
 

@@ -1,17 +1,12 @@
 #include "storage/hdf5/group.hpp"
 
 #include "storage/hdf5/error.hpp"
+#include "storage/hdf5/link_info.hpp"
 #include "storage/hdf5/property_list.hpp"
 
 namespace fiber::rl::hdf5 {
 
 namespace {
-
-#if H5_VERSION_GE(1, 12, 0)
-using LinkInfo = H5L_info2_t;  // H5Literate is H5Literate2 from 1.12 on
-#else
-using LinkInfo = H5L_info_t;
-#endif
 
 herr_t collect_link(hid_t /*group*/, const char* name, const LinkInfo* /*info*/, void* data) {
   static_cast<std::vector<std::string>*>(data)->emplace_back(name);
