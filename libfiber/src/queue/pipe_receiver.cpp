@@ -74,7 +74,15 @@ std::optional<Bytes> PipeReceiver::receive(const QueueAddress& direction,
       arrived_.wait_until(lock, deadline);
       continue;
     }
-    polling_ = true;
+    // This thread polls for all until it leaves the loop's body, also by an exception.
+    struct Polling {
+      PipeReceiver& receiver;
+      explicit Polling(PipeReceiver& r) : receiver(r) { receiver.polling_ = true; }
+      ~Polling() {
+        receiver.polling_ = false;
+        receiver.arrived_.notify_all();
+      }
+    } polling(*this);
     if (!drain_rings()) {
       std::chrono::microseconds wait{0};
       if (now - start >= kBusyPoll) {
@@ -89,8 +97,6 @@ std::optional<Bytes> PipeReceiver::receive(const QueueAddress& direction,
       if (!sleeps || !drain_rings()) poll_sockets(wait, lock);
       if (sleeps) set_ring_sleeps(0);
     }
-    polling_ = false;
-    arrived_.notify_all();
   }
 }
 
