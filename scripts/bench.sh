@@ -202,6 +202,7 @@ if $quick; then
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
   large_results_passes=1
+  large_results=(--results 4)  # of 100 MB each: the quick run's 3 minutes hold a hung peer too
   task_hop=(--tasks 20000 --runs 1)
   queue_pipe=(--items 50000 --round-trips 5000 --runs 1)
 else
@@ -216,6 +217,7 @@ else
   noise_memory=(--floats 25000000)
   noise_workers=(1 4 16)
   large_results_passes=3
+  large_results=()
   task_hop=(--tasks 100000 --runs 3 --syscalls)
   queue_pipe=(--runs 3)
 fi
@@ -323,7 +325,7 @@ bench_large_results() {
         # shellcheck disable=SC2086  # $transports is env's arguments, $isolation one flag or none
         measure "large_results $transports $isolation" 300 "$results/large_results.csv.tmp" \
           env $transports "$build/libfiber/fiberrun" \
-          "$build/benchmarks/large_results/large_results" $isolation
+          "$build/benchmarks/large_results/large_results" $isolation "${large_results[@]}"
       done
     done
   done
