@@ -18,6 +18,8 @@
 #                process (kernel counters per task), beside the MPI round trip
 #   queue_pipe   Queue items/s and Pipe round trips/s between two Processes, beside Python's
 #                multiprocessing.Queue and Pipe
+#   round_hops   where a round of the paper's overhead test spends its time: each chunk's hops
+#                between the master, its worker and its task process (FIBER_HOP_TRACE)
 #
 #   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
@@ -39,11 +41,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity large_results
-  task_hop queue_pipe)
+  task_hop queue_pipe round_hops)
 quick=false
 only=()
 results=benchmarks/results
@@ -205,6 +207,7 @@ if $quick; then
   large_results=(--results 4)  # of 100 MB each: the quick run's 3 minutes hold a hung peer too
   task_hop=(--tasks 20000 --runs 1)
   queue_pipe=(--items 50000 --round-trips 5000 --runs 1)
+  round_hops=(--total 0.1)
 else
   quick_flag=()
   overhead=(--repeats 3)
@@ -220,6 +223,7 @@ else
   large_results=()
   task_hop=(--tasks 100000 --runs 3 --syscalls)
   queue_pipe=(--runs 3)
+  round_hops=(--total 0.5)
 fi
 peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
   "ipyparallel ipyparallel")  # framework (as in the CSV), script name
@@ -346,6 +350,13 @@ bench_queue_pipe() {
   printf '# Queue and Pipe between two processes\n\n' >"$results/queue_pipe.md"
   measure queue_pipe 300 "$results/queue_pipe.md" $python benchmarks/queue_pipe/queue_pipe.py \
     "$build" --csv "$results/queue_pipe.csv" "${queue_pipe[@]}"
+}
+
+# Where a round of the overhead test spends its time: its table only (benchmarks/overhead/).
+bench_round_hops() {
+  printf '# Where a round of the overhead test spends its time\n\n' >"$results/round_hops.md"
+  measure round_hops 300 "$results/round_hops.md" $python benchmarks/overhead/round_hops.py \
+    "$build" --csv "$results/round_hops.csv" "${round_hops[@]}"
 }
 
 for name in "${only[@]}"; do

@@ -16,6 +16,7 @@
 #include "reduction/partial_store.hpp"
 #include "run_identity.hpp"
 #include "runtime_state.hpp"
+#include "trace/hop_trace.hpp"
 #include "worker.hpp"
 
 namespace fiber {
@@ -106,6 +107,7 @@ Runtime::~Runtime() {
   delete live_state;
   live_state = nullptr;
   MPI_Finalize();
+  detail::hop_trace::write();
   log::debug("master process {} ended its runtime", detail::this_process().pid);
 }
 

@@ -16,6 +16,7 @@
 #include "fiber/errors.hpp"
 #include "item_runner.hpp"
 #include "process/exit_status.hpp"
+#include "trace/hop_trace.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -40,6 +41,8 @@ constexpr std::size_t kProgressBytes = 4096;
 static_assert(sizeof(TaskProcess::Progress) <= kProgressBytes);
 // How long the worker sleeps, waiting for room to send, between looks at whether the child lives.
 constexpr auto kRoomWait = 200us;
+// How long a stopped task process may take to write its hop marks (trace/hop_trace.hpp).
+constexpr auto kTraceWriteWait = 1000ms;
 
 // The child: reads chunks, runs their items, writes their records. Never returns.
 [[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out,
@@ -54,6 +57,7 @@ constexpr auto kRoomWait = 200us;
   sigprocmask(SIG_SETMASK, &all, nullptr);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) _exit(0);
+  hop_trace::forget_inherited();
 
   ItemRunner runner;
   task_pipe::ChunkReader chunks(in);
@@ -66,7 +70,10 @@ constexpr auto kRoomWait = 200us;
       std::fprintf(stderr, "%s\n", error.what());
       _exit(kCutShortExit);
     }
-    if (!body) _exit(0);  // the worker closed the ring: done
+    if (!body) {  // the worker closed the ring: done
+      hop_trace::write();
+      _exit(0);
+    }
     RunBody run(*body);
     const std::int64_t chunk_started = now_ns();
     // The start time first, then the chunk: a worker that sees the new chunk must not pair it
@@ -75,6 +82,7 @@ constexpr auto kRoomWait = 200us;
     progress.item.store(0, std::memory_order_relaxed);
     progress.item_started_ns.store(chunk_started, std::memory_order_relaxed);
     progress.chunk.store(run.header().chunk_id, std::memory_order_release);
+    hop_trace::mark(hop_trace::Point::task_started, run.header().chunk_id);
     std::int64_t last_flush = chunk_started;
     for (std::uint32_t i = 0; i < run.count(); ++i) {
       std::int64_t started = now_ns();
@@ -82,6 +90,7 @@ constexpr auto kRoomWait = 200us;
       progress.item_started_ns.store(started, std::memory_order_release);
       runner.run(run, i, records);
       bool last = i + 1 == run.count();
+      if (last) hop_trace::mark(hop_trace::Point::task_ended, run.header().chunk_id);
       if (last)
         task_pipe::append_run_time(records, std::chrono::nanoseconds(now_ns() - chunk_started));
       // A long chunk reports as it goes, so that a crash loses little; every chunk reports
@@ -145,7 +154,11 @@ std::string TaskProcess::reap() {
 void TaskProcess::stop() {
   if (!running()) return;
   down_->close();  // an idle child reads the end and exits
-  // A child stuck in a task never reads: do not wait for it.
+  // A child stuck in a task never reads: do not wait for it, unless it has hop marks to write.
+  if (hop_trace::enabled()) {
+    pollfd hung_up{from_child_.get(), POLLIN, 0};
+    poll(&hung_up, 1, static_cast<int>(kTraceWriteWait.count()));
+  }
   ::kill(pid_, SIGKILL);
   reap();
 }

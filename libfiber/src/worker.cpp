@@ -29,6 +29,7 @@
 #include "run_identity.hpp"
 #include "task_pipe.hpp"
 #include "task_process.hpp"
+#include "trace/hop_trace.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -89,6 +90,7 @@ class Supervisor {
     process_.stop();
     unlink_node_arrays();
     partial_store::remove_all_of_run();
+    hop_trace::write();
     channel_.wait_sends();
     relay_.finish();
     if (!disconnect_) {
@@ -192,6 +194,7 @@ class Supervisor {
   // that its relay did not deliver (kRunRelayFallback).
   void enqueue(std::span<const char> entry) {
     RunBody run(entry);
+    hop_trace::mark(hop_trace::Point::worker_received, run.header().chunk_id);
     if (!(run.header().flags & kRunRelayFallback)) {
       queue_.emplace_back(entry.begin(), entry.end());
       if (run.header().flags & kRunFromRelay) fill_from_early_relayed();
@@ -356,6 +359,9 @@ class Supervisor {
 
   // Runs a chunk in this process (the pool does not isolate tasks).
   void run_here(const RunBody& run) {
+    const std::uint64_t chunk_id = run.header().chunk_id;
+    hop_trace::mark(hop_trace::Point::worker_forwarded, chunk_id);
+    hop_trace::mark(hop_trace::Point::task_started, chunk_id);
     auto started = Clock::now();
     auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
     if (!busy_heartbeat_) {
@@ -369,8 +375,9 @@ class Supervisor {
       BusyHeartbeat::Running running(*busy_heartbeat_, heartbeat_interval(run.header()));
       for (std::uint32_t i = 0; i < run.count(); ++i) runner_.run(run, i, *result);
     }
-    auto head = result_header(run.header().chunk_id, run.count(), ChunkStatus::complete,
-                              Clock::now() - started);
+    hop_trace::mark(hop_trace::Point::task_ended, chunk_id);
+    hop_trace::mark(hop_trace::Point::worker_answered, chunk_id);
+    auto head = result_header(chunk_id, run.count(), ChunkStatus::complete, Clock::now() - started);
     std::memcpy(result->data(), head.data(), head.size());
     send_result(result);
   }
@@ -393,6 +400,7 @@ class Supervisor {
 
   void send_to_child(Bytes body, bool silent) {
     auto header = RunBody(body).header();
+    hop_trace::mark(hop_trace::Point::worker_forwarded, header.chunk_id);
     in_child_.push_back(
         InChild{std::move(body), header, silent, Bytes(sizeof(ResultHeader)), 0, Clock::now()});
     // A failed write means the child is gone: progress_child() reads what it wrote before it
@@ -489,6 +497,7 @@ class Supervisor {
         failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
       }
       auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
+      hop_trace::mark(hop_trace::Point::worker_answered, chunk.header.chunk_id);
       std::memcpy(result->data(), head.data(), head.size());
       send_result(result);
     }

@@ -10,6 +10,7 @@
 #include "fiber/errors.hpp"
 #include "log.hpp"
 #include "process/exit_status.hpp"
+#include "trace/hop_trace.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -165,6 +166,7 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
   // Item results are kept as spans of the whole message: offsets from its start.
   ResultReader result(entry, static_cast<std::uint64_t>(entry.data() - message->data()));
   const ResultHeader& header = result.header();
+  hop_trace::mark(hop_trace::Point::master_received, header.chunk_id);
   auto chunk = std::find_if(worker.in_flight.begin(), worker.in_flight.end(),
                             [&](const InFlight& c) { return c.chunk_id == header.chunk_id; });
   if (chunk == worker.in_flight.end()) {

@@ -9,6 +9,7 @@
 #include "fiber/errors.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "trace/hop_trace.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -121,6 +122,7 @@ void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
   Worker& worker = *workers_[id];
   std::uint64_t chunk_id = next_chunk_id_++;
   send_entry(worker, MessageKind::run, {}, *pool, *scheduled, first, count, flags, chunk_id, batch);
+  hop_trace::mark(hop_trace::Point::master_sent, chunk_id);
   add_in_flight(worker, {chunk_id, scheduled, pool, first, count}, now);
 }
 
