@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -96,6 +98,24 @@ int make_a_queue(int maxsize) {
   return maxsize;
 }
 
+// Threads of this process now.
+std::size_t thread_count() {
+  return static_cast<std::size_t>(
+      std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                    std::filesystem::directory_iterator()));
+}
+
+// How many threads a process that only looks at queues and puts to a bounded one starts.
+int threads_started_by_looking(fiber::Queue<int> unbounded, fiber::Queue<int> bounded) {
+  const std::size_t before = thread_count();
+  (void)unbounded.qsize();
+  (void)unbounded.poll(0ms);
+  bounded.put(1, 1s);
+  (void)bounded.qsize();
+  unbounded.flush();
+  return static_cast<int>(thread_count() - before);
+}
+
 int use_an_unattached_queue(int x) {
   fiber::Queue<int> queue;  // outside the master: only what an argument is read into
   queue.put(x);
@@ -106,6 +126,7 @@ int use_an_unattached_queue(int x) {
 
 FIBER_TASK(make_a_queue);
 FIBER_TASK(use_an_unattached_queue);
+FIBER_TASK(threads_started_by_looking);
 FIBER_TASK(produce);
 FIBER_TASK(consume);
 FIBER_TASK(produce_one_by_one);
@@ -240,6 +261,16 @@ TEST(Queue, ReadAheadThatIsNotTakenGoesBack) {
   auto got = pool.apply(take_all, queue, 9);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, rest);
+}
+
+// A process's feeder thread sends its puts to unbounded queues; one that never puts to one starts
+// none (a bounded put waits for its answer, and there is nothing to sync before a look).
+TEST(Queue, LookingAndBoundedPutsStartNoFeederThread) {
+  fiber::Queue<int> unbounded;
+  fiber::Queue<int> bounded(4);
+  fiber::Pool pool({.processes = 1});
+  EXPECT_EQ(pool.apply(threads_started_by_looking, unbounded, bounded), 0);
+  EXPECT_EQ(bounded.get(1s), 1);
 }
 
 // Outside the master a queue cannot be made: one clear error, not a connection to nowhere.

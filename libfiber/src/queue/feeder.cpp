@@ -37,6 +37,19 @@ void Feeder::settle_this_process() {
   if (Feeder* feeder = feeders.mine()) feeder->settle();
 }
 
+void Feeder::sync_this_process() {
+  if (Feeder* feeder = feeders.mine()) feeder->sync();
+}
+
+void Feeder::sync_this_process(const QueueAddress& queue) {
+  if (Feeder* feeder = feeders.mine()) feeder->sync(queue);
+}
+
+std::size_t Feeder::read_ahead_in_this_process(const QueueAddress& queue) {
+  Feeder* feeder = feeders.mine();
+  return feeder ? feeder->read_ahead_size(queue) : 0;
+}
+
 void Feeder::stop_this_process() {
   Feeder* feeder = feeders.mine();
   if (!feeder) return;

@@ -34,6 +34,12 @@ class Feeder {
   static void settle_this_process();
   // Settles and stops this process's feeder (the master, before its broker stops).
   static void stop_this_process();
+  // sync() and read_ahead_size() of this process's feeder, if it has one: a process that never
+  // put to an unbounded queue nor got from one has nothing to wait for or count, and starts no
+  // thread for it.
+  static void sync_this_process();
+  static void sync_this_process(const QueueAddress& queue);
+  static std::size_t read_ahead_in_this_process(const QueueAddress& queue);
 
   Feeder(const Feeder&) = delete;
   Feeder& operator=(const Feeder&) = delete;

@@ -29,14 +29,6 @@ posix::PerProcess<PipeSender> senders;
   throw Error("fiber: the Pipe's reading end is gone (" + why + "): its process ended");
 }
 
-// A frame: u32 size, then `bytes`.
-queue_wire::Bytes frame_of(std::span<const char> bytes) {
-  queue_wire::Bytes frame(sizeof(std::uint32_t) + bytes.size());
-  if (!bytes.empty()) std::memcpy(frame.data() + sizeof(std::uint32_t), bytes.data(), bytes.size());
-  queue_wire::seal_frame(frame);
-  return frame;
-}
-
 // Sends `bytes` with the descriptor `fd` riding along (SCM_RIGHTS).
 bool send_with_descriptor(int socket, std::span<const char> bytes, int fd) {
   iovec data{const_cast<char*>(bytes.data()), bytes.size()};
@@ -82,7 +74,7 @@ PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
   if (!direct.socket) reader_gone(why);
   queue_wire::Bytes hello;
   queue_wire::append(hello, direction.id);
-  auto frame = frame_of(hello);
+  auto frame = queue_wire::framed(hello);
   posix::UniqueFd memory;
   if (local) direct.ring = PipeRing::create(memory);
   bool sent = direct.ring ? send_with_descriptor(direct.socket.get(), frame, memory.get())
@@ -103,7 +95,7 @@ bool PipeSender::send_through(Direct& direct, std::span<const char> frame) {
     frame = frame.subspan(ring.write_some(frame));
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (direct.ring->reader_sleeps().load(std::memory_order_relaxed) != 0) {
-      auto bell = frame_of({});
+      auto bell = queue_wire::framed({});
       if (!queue_wire::send_all(socket, bell)) return false;
     }
     if (frame.empty()) return true;
@@ -125,7 +117,7 @@ void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
     found =
         direct_.emplace(direction.id, connect(direction, queue_wire::take_endpoint(payload))).first;
   }
-  if (!send_through(found->second, frame_of(item))) {
+  if (!send_through(found->second, queue_wire::framed(item))) {
     std::string why = errno != 0 ? std::strerror(errno) : "it closed the connection";
     direct_.erase(found);
     reader_gone(why);

@@ -25,7 +25,7 @@ using queue_wire::Status;
 queue_wire::Bytes request_in_order(Operation operation, const QueueAddress& address,
                                    QueueChannel::Timeout timeout) {
   if (address.port == 0) made_in_the_master();
-  Feeder::of_this_process().sync(address);
+  Feeder::sync_this_process(address);
   return request_head(operation, address, timeout);
 }
 
@@ -77,7 +77,7 @@ std::vector<Bytes> QueueChannel::get(std::size_t most, Timeout timeout) const {
 
 bool QueueChannel::poll(Timeout timeout) const {
   auto request = request_in_order(Operation::poll, address_, timeout);
-  if (Feeder::of_this_process().read_ahead_size(address_) > 0) return true;
+  if (Feeder::read_ahead_in_this_process(address_) > 0) return true;
   send_request(address_, request);
   queue_wire::Bytes payload;
   return receive_reply(address_, payload) == Status::ok;
@@ -89,9 +89,9 @@ std::size_t QueueChannel::size() const {
   queue_wire::Bytes payload;
   receive_reply(address_, payload);
   std::span<const char> in(payload);
-  return queue_wire::take<std::uint64_t>(in) + Feeder::of_this_process().read_ahead_size(address_);
+  return queue_wire::take<std::uint64_t>(in) + Feeder::read_ahead_in_this_process(address_);
 }
 
-void QueueChannel::flush() const { Feeder::of_this_process().sync(); }
+void QueueChannel::flush() const { Feeder::sync_this_process(); }
 
 }  // namespace fiber::detail

@@ -142,4 +142,14 @@ inline bool send_frame(int fd, Bytes& body) {
 // A frame's start: room for its size.
 inline Bytes frame() { return Bytes(sizeof(std::uint32_t)); }
 
+// One whole frame holding `body`.
+inline Bytes framed(std::span<const char> body) {
+  Bytes whole;
+  whole.reserve(sizeof(std::uint32_t) + body.size());
+  whole.resize(sizeof(std::uint32_t));
+  whole.insert(whole.end(), body.begin(), body.end());
+  seal_frame(whole);
+  return whole;
+}
+
 }  // namespace fiber::detail::queue_wire
