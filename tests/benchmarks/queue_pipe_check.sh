@@ -3,13 +3,8 @@
 #   queue_pipe_check.sh BUILD_DIR
 # queue_pipe prints its three rows; a bad flag is one line and status 2; queue_pipe.py sets them
 # beside Python's multiprocessing in one table with the ratios.
-set -euo pipefail
-build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=../support/expect_line.sh
-source "$(dirname "$0")/../support/expect_line.sh"
+# shellcheck source=../support/check_start.sh
+source "$(dirname "$0")/../support/check_start.sh" "$1"
 
 bin="$build/benchmarks/queue_pipe/queue_pipe"
 "$bin" --items 2000 --round-trips 200 --batch 100 >"$work/rows.csv"

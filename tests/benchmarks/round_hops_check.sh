@@ -3,13 +3,8 @@
 #   round_hops_check.sh BUILD_DIR
 # Both isolations' tables have every hop and the round's rows; a bad flag ends with a line that
 # says what is wrong, and status 2.
-set -euo pipefail
-build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=../support/expect_line.sh
-source "$(dirname "$0")/../support/expect_line.sh"
+# shellcheck source=../support/check_start.sh
+source "$(dirname "$0")/../support/check_start.sh" "$1"
 
 script="$root/benchmarks/overhead/round_hops.py"
 /usr/bin/python3 "$script" "$build" --task-seconds 0.001 --total 0.05 --csv "$work/hops.csv" \

@@ -5,13 +5,8 @@
 # process; the hop goes through shared memory, so neither the task process nor the worker makes a
 # write call per task (with Isolation::process or none); the floor rows (a pipe write and read, a
 # sched_yield) are there; a bad flag is one line; task_hop.py turns interleaved runs into its table.
-set -euo pipefail
-build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck source=../support/expect_line.sh
-source "$(dirname "$0")/../support/expect_line.sh"
+# shellcheck source=../support/check_start.sh
+source "$(dirname "$0")/../support/check_start.sh" "$1"
 
 "$build/benchmarks/task_hop/task_hop" --tasks 500 --repeats 1 >"$work/hop.csv"
 expect_line "$work/hop.csv" '^none,all,500,wall_us,[0-9.]+$'
