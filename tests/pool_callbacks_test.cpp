@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "support/shared_pool_test.hpp"
 #include "support/tasks.hpp"
 
 int parse_int(std::string text) { return std::stoi(text); }  // Python's int('a'): ValueError
@@ -55,13 +56,7 @@ std::string task_error_type(const std::exception_ptr& error) {
   }
 }
 
-class PoolCallbacks : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { pool = new fiber::Pool({.processes = 2}); }
-  static void TearDownTestSuite() { delete pool; }
-  static fiber::Pool* pool;
-};
-fiber::Pool* PoolCallbacks::pool = nullptr;
+class PoolCallbacks : public fiber_test::SharedPoolTest<PoolCallbacks> {};
 
 TEST_F(PoolCallbacks, MapAsyncCallbacks) {  // test_map_async_callbacks
   using CallArg = std::variant<std::vector<int>, std::exception_ptr>;

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/shared_pool_test.hpp"
 #include "support/tasks.hpp"
 #include "support/throwing_range.hpp"
 
@@ -75,13 +76,7 @@ class SizedThrowingRange {
 };
 static_assert(std::ranges::sized_range<SizedThrowingRange>);
 
-class PoolCpythonCases : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { pool = new fiber::Pool({.processes = 2}); }
-  static void TearDownTestSuite() { delete pool; }
-  static fiber::Pool* pool;
-};
-fiber::Pool* PoolCpythonCases::pool = nullptr;
+class PoolCpythonCases : public fiber_test::SharedPoolTest<PoolCpythonCases> {};
 
 // The pool still runs tasks after an error in the caller's input.
 void expect_pool_works(fiber::Pool& pool) { EXPECT_EQ(pool.apply(square, 4), 16); }

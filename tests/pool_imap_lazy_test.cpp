@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/shared_pool_test.hpp"
 #include "support/tasks.hpp"
 #include "support/throwing_range.hpp"
 
@@ -53,13 +54,7 @@ namespace {
 using fiber_test::SayWhenError;
 using fiber_test::ThrowingRange;
 
-class PoolImap : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { pool = new fiber::Pool({.processes = 2}); }
-  static void TearDownTestSuite() { delete pool; }
-  static fiber::Pool* pool;
-};
-fiber::Pool* PoolImap::pool = nullptr;
+class PoolImap : public fiber_test::SharedPoolTest<PoolImap> {};
 
 TEST_F(PoolImap, HandleIterableException) {  // test_imap_handle_iterable_exception
   // SayWhenError seen at the very first of the iterable

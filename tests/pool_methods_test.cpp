@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/shared_pool_test.hpp"
 #include "support/tasks.hpp"
 
 namespace {
@@ -37,13 +38,8 @@ std::vector<std::tuple<int, int>> pairs(int n) {
   return values;
 }
 
-class PoolMethods : public ::testing::TestWithParam<int> {
- protected:
-  static void SetUpTestSuite() { pool = new fiber::Pool({.processes = 2}); }
-  static void TearDownTestSuite() { delete pool; }
-  static fiber::Pool* pool;
+class PoolMethods : public fiber_test::SharedPoolTest<PoolMethods, ::testing::TestWithParam<int>> {
 };
-fiber::Pool* PoolMethods::pool = nullptr;
 
 TEST_P(PoolMethods, MapKeepsItemOrder) {
   int n = GetParam();
