@@ -85,7 +85,7 @@ if [[ -z $build ]]; then
   build=build
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
-    fiber_overhead sleep_floor mpi_rounds noise_memory fiber_elasticity large_results \
+    fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity large_results \
     fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
@@ -251,6 +251,7 @@ bench_overhead() {
   local peer framework script
   measure sleep_floor 300 "$out" "$bin/sleep_floor" "${overhead[@]}"
   measure mpi_rounds 300 "$out" "$bin/mpi_rounds" "${overhead[@]}"
+  measure lane_rounds 300 "$out" "$bin/lane_rounds" "${overhead[@]}"
   measure fiber_overhead 600 "$out" "$bin/fiber_overhead" "${overhead[@]}"
   # The same rounds with one worker: the cost of a round when the processes do not compete for
   # cores.

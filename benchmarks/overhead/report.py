@@ -14,7 +14,9 @@ faster than every peer; within 20 % at 100 us. Beside the floor (sleeps looped i
 the paper's mode with no framework: floor-rounds (5 threads, a barrier per round), what of a
 ratio to the floor the protocol itself costs on this machine, and mpi-rounds (5 spawned MPI
 processes, plain MPI with fiber's launch defaults), what MPI processes add to that; fiber's own
-cost is its ratio over mpi-rounds.
+cost is its ratio over mpi-rounds. lane-rounds: the default pool's processes (each spawned
+process forks a task process) with the master reaching the task processes through shared memory
+and the spawned processes off the round's path: what that structure allows.
 """
 
 import os
@@ -24,12 +26,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import report_support  # noqa: E402
 
 FIELDS = ("framework", "mode", "task_seconds", "tasks", "workers", "seconds", "measured_tasks")
-FRAMEWORKS = ("floor-rounds", "mpi-rounds", "fiber", "fiber-inline", "multiprocessing",
-              "ipyparallel", "mpi4py.futures")
-PEERS = FRAMEWORKS[4:]
+PEERS = ("multiprocessing", "ipyparallel", "mpi4py.futures")
+FRAMEWORKS = ("floor-rounds", "mpi-rounds", "lane-rounds", "fiber", "fiber-inline") + PEERS
 LABELS = {"fiber": "fiber (task process)", "fiber-inline": "fiber (Isolation::none)",
           "floor": "floor (sleeps in a loop)", "floor-rounds": "no framework (threads, barrier)",
-          "mpi-rounds": "no framework (plain MPI processes)"}
+          "mpi-rounds": "no framework (plain MPI processes)",
+          "lane-rounds": "no framework (task processes over shared memory)"}
 MODES = ("apply_async", "map")
 WORKERS = 5  # the paper's
 TARGETS = {0.001: 1.05, 0.0001: 1.20}  # task seconds: fiber's largest ratio to the floor
@@ -94,9 +96,11 @@ def target_checks(rows, task, floor):
     limit = TARGETS[task]
     mpi = rows.get(("mpi-rounds", "apply_async", task))
     threads = rows.get(("floor-rounds", "apply_async", task))
+    lane = rows.get(("lane-rounds", "apply_async", task))
     if threads or mpi:  # not targets: what the machine allows any framework
         parts = [f"{name} {row['seconds'] / floor:.3f}x"
-                 for name, row in (("threads", threads), ("plain MPI processes", mpi)) if row]
+                 for name, row in (("threads", threads), ("plain MPI processes", mpi),
+                                   ("task processes over shared memory", lane)) if row]
         checks.append((f"for reference, {duration(task)} tasks with no framework: "
                        f"{', '.join(parts)} the floor (the target for fiber: <= {limit:g})", None))
     for framework in ("fiber", "fiber-inline"):

@@ -69,7 +69,7 @@ hung-peer)
 
   # overhead, 5 workers: (apply_async, map) x (1 ms, 100 us) each; plain MPI: apply_async only.
   csv=$results/overhead.csv
-  for expected in multiprocessing:4 ipyparallel:4 fiber:4 fiber-inline:4 mpi-rounds:2; do
+  for expected in multiprocessing:4 ipyparallel:4 fiber:4 fiber-inline:4 mpi-rounds:2 lane-rounds:2; do
     framework=${expected%:*}
     [[ $(count_lines "$csv" "^$framework,[a-z_]+,[0-9.]+,[0-9]+,5,") -eq ${expected#*:} ]] ||
       { cat "$csv" >&2; fail "$framework: not ${expected#*:} rows"; }

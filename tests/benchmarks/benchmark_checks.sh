@@ -4,7 +4,8 @@
 #   benchmark_checks.sh BUILD_DIR throughput|overhead|large-results|reports
 # throughput: mpi_roundtrip (the floor) prints its row, and rejects a bad flag in one line.
 # overhead: sleep_floor prints the loop floor and the no-framework rounds, mpi_rounds the rounds
-#           over plain MPI processes (and rejects a bad flag in one line), and fiber_overhead
+#           over plain MPI processes and lane_rounds those over task processes reached through
+#           shared memory (each rejects a bad flag in one line), and fiber_overhead
 #           --workers 1 prints rounds of one worker for both isolation modes, each with the task
 #           counts of the protocol (a tiny --total).
 # large-results: large_results prints its row with fiber's transports (UCX_TLS=^cma) and with
@@ -78,6 +79,16 @@ overhead)
   fi
   one_line "$work/bad.txt"
   expect_line "$work/bad.txt" '^mpi_rounds: .*workers'
+  "$build/benchmarks/overhead/lane_rounds" --total 0.02 --task-seconds 0.001 0.0001 --repeats 1 \
+    >"$work/lane.csv"
+  expect_line "$work/lane.csv" '^lane-rounds,apply_async,0\.001,100,5,[0-9.]+,100$'
+  expect_line "$work/lane.csv" '^lane-rounds,apply_async,0\.0001,1000,5,[0-9.]+,1000$'
+  [[ $(wc -l <"$work/lane.csv") -eq 2 ]] || { cat "$work/lane.csv" >&2; fail "not 2 lines"; }
+  if "$build/benchmarks/overhead/lane_rounds" --total 0 >/dev/null 2>"$work/bad.txt"; then
+    fail "lane_rounds --total 0 succeeded"
+  fi
+  one_line "$work/bad.txt"
+  expect_line "$work/bad.txt" '^lane_rounds: .*total'
   "$build/benchmarks/overhead/fiber_overhead" --workers 1 --total 0.02 --task-seconds 0.001 \
     --modes apply_async --repeats 1 >"$work/fiber.csv"
   expect_line "$work/fiber.csv" '^fiber,apply_async,0\.001,20,1,[0-9.]+,20$'
