@@ -191,6 +191,7 @@ double run_rounds(std::vector<LaneEnd>& lanes, std::int64_t microseconds, long l
 int measure(const Options& options) {
   auto children = fiber_benchmarks::spawn_copies_of_self(kChildFlag, options.workers);
   std::vector<LaneEnd> lanes;
+  lanes.reserve(children.size());
   for (MPI_Comm child : children) lanes.push_back(open_lane(child));
   for (double seconds_per_task : options.task_seconds) {
     auto microseconds = std::llround(seconds_per_task * 1e6);

@@ -186,7 +186,10 @@ def main():
             "run by 5 threads of one process that sleep and meet at a barrier each round (the "
             "protocol's own cost), and by 5 spawned MPI processes that a master sends each "
             "round's sleeps to over plain MPI with fiber's launch defaults (what MPI processes "
-            "cost on this machine; the rest of fiber's time is fiber's). * : too slow to finish "
+            "cost on this machine; the rest of fiber's time is fiber's), and by the same "
+            "spawned processes each with a forked task process that the master reaches through "
+            "shared memory (what the default pool's processes cost with no relay through the "
+            "worker). * : too slow to finish "
             "in the time "
             "limit; timed on fewer rounds and scaled up. The paper (multiprocessing / Fiber / "
             f"IPyParallel, apply_async rounds): {paper}.\n")
