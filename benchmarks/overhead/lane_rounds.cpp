@@ -37,6 +37,7 @@
 #include "command_line.hpp"
 #include "plain_mpi.hpp"
 #include "protocol_options.hpp"
+#include "time_rounds.hpp"
 
 namespace {
 
@@ -46,7 +47,6 @@ using namespace std::chrono_literals;
 // argv[1] of the spawned copies: they must know their role before MPI_Init.
 constexpr char kChildFlag[] = "--lane-rounds-child";
 constexpr int kWhereTag = 1, kStopTag = 3;
-constexpr long long kWarmUpRounds = 10;
 // How long a task process polls for the next task before it sleeps: longer than a round's gap
 // between its answer and its next task, so that the rounds run on polling, as plain MPI's do.
 constexpr auto kTaskPoll = 1ms;
@@ -84,7 +84,9 @@ void post(Mailbox& box, std::int64_t value) {
   box.value.store(value, std::memory_order_relaxed);
   box.posted.fetch_add(1, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the reader's before it sleeps
-  if (box.reader_asleep.load(std::memory_order_relaxed)) {
+  // The waker clears the word: a reader between its last look and its FUTEX_WAIT then finds it
+  // changed and does not sleep (with the word left set, that wake-up was lost and it slept on).
+  if (box.reader_asleep.load(std::memory_order_relaxed) && box.reader_asleep.exchange(0)) {
     syscall(SYS_futex, &box.reader_asleep, FUTEX_WAKE, 1, nullptr, nullptr, 0);
   }
 }
@@ -193,22 +195,10 @@ int measure(const Options& options) {
   std::vector<LaneEnd> lanes;
   lanes.reserve(children.size());
   for (MPI_Comm child : children) lanes.push_back(open_lane(child));
-  for (double seconds_per_task : options.task_seconds) {
-    auto microseconds = std::llround(seconds_per_task * 1e6);
-    auto tasks = fiber_benchmarks::protocol_tasks(options, seconds_per_task, options.workers);
-    auto rounds = tasks / options.workers;
-    run_rounds(lanes, microseconds, std::min(rounds, kWarmUpRounds));
-    double best = 0;
-    for (int i = 0; i < options.repeats; ++i) {
-      double seconds = run_rounds(lanes, microseconds, rounds);
-      best = i == 0 ? seconds : std::min(best, seconds);
-    }
-    std::printf("lane-rounds,apply_async,%g,%lld,%d,%.6f,%lld\n", seconds_per_task, tasks,
-                options.workers, best, tasks);
-    std::fflush(stdout);
-    std::fprintf(stderr, "lane-rounds      apply_async %8.1f ms x %6lld rounds %8.3f s\n",
-                 seconds_per_task * 1e3, rounds, best);
-  }
+  fiber_benchmarks::time_rounds(options, options.workers, "lane-rounds",
+                                [&](std::int64_t microseconds, long long rounds) {
+                                  return run_rounds(lanes, microseconds, rounds);
+                                });
   for (auto& child : children) {
     MPI_Send(nullptr, 0, MPI_INT64_T, 0, kStopTag, child);
     MPI_Comm_disconnect(&child);

@@ -23,13 +23,13 @@
 #include "command_line.hpp"
 #include "plain_mpi.hpp"
 #include "protocol_options.hpp"
+#include "time_rounds.hpp"
 
 namespace {
 
 // argv[1] of the spawned copies: they must know their role before MPI_Init.
 constexpr char kChildFlag[] = "--mpi-rounds-child";
 constexpr int kTaskTag = 1, kAnswerTag = 2, kStopTag = 3;
-constexpr long long kWarmUpRounds = 10;
 
 struct Options : fiber_benchmarks::ProtocolOptions {
   int workers = 5;  // the paper's
@@ -77,22 +77,10 @@ double run_rounds(const std::vector<MPI_Comm>& children, std::int64_t microsecon
 
 int measure(const Options& options) {
   auto children = fiber_benchmarks::spawn_copies_of_self(kChildFlag, options.workers);
-  for (double seconds_per_task : options.task_seconds) {
-    auto microseconds = std::llround(seconds_per_task * 1e6);
-    auto tasks = fiber_benchmarks::protocol_tasks(options, seconds_per_task, options.workers);
-    auto rounds = tasks / options.workers;
-    run_rounds(children, microseconds, std::min(rounds, kWarmUpRounds));
-    double best = 0;
-    for (int i = 0; i < options.repeats; ++i) {
-      double seconds = run_rounds(children, microseconds, rounds);
-      best = i == 0 ? seconds : std::min(best, seconds);
-    }
-    std::printf("mpi-rounds,apply_async,%g,%lld,%d,%.6f,%lld\n", seconds_per_task, tasks,
-                options.workers, best, tasks);
-    std::fflush(stdout);
-    std::fprintf(stderr, "mpi-rounds       apply_async %8.1f ms x %6lld rounds %8.3f s\n",
-                 seconds_per_task * 1e3, rounds, best);
-  }
+  fiber_benchmarks::time_rounds(options, options.workers, "mpi-rounds",
+                                [&](std::int64_t microseconds, long long rounds) {
+                                  return run_rounds(children, microseconds, rounds);
+                                });
   const std::int64_t stop[2] = {-1, 0};
   for (auto& child : children) {
     MPI_Send(stop, 2, MPI_INT64_T, 0, kStopTag, child);
