@@ -189,9 +189,8 @@ def main():
             "cost on this machine; the rest of fiber's time is fiber's), and by the same "
             "spawned processes each with a forked task process that the master reaches through "
             "shared memory (what the default pool's processes cost with no relay through the "
-            "worker). * : too slow to finish "
-            "in the time "
-            "limit; timed on fewer rounds and scaled up. The paper (multiprocessing / Fiber / "
+            "worker). * : too slow to finish in the time limit; timed on fewer rounds and "
+            "scaled up. The paper (multiprocessing / Fiber / "
             f"IPyParallel, apply_async rounds): {paper}.\n")
     print(text)
     report_support.publish(args, "Framework overhead (the paper's sleep test)", "overhead",
