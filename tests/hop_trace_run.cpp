@@ -1,8 +1,8 @@
 // The hop trace (libfiber/src/trace/hop_trace.hpp, read by benchmarks/overhead/round_hops.py):
 // with FIBER_HOP_TRACE set by its CTest, a pool of each isolation runs tasks one apply_async
 // each; after the runtime has ended, every chunk has all its marks, in the order of its way,
-// each from the process that passes that point: the master, its worker, and (tasks isolated)
-// the worker's task process.
+// each from the process that passes that point: the master, its worker (or the master, for a
+// chunk it wrote into a lane), and (tasks isolated) the worker's task process.
 #include <unistd.h>
 #include <fiber/fiber.hpp>
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     return fail("traced " + std::to_string(chunks.size()) + " chunks, not " +
                 std::to_string(2 * kTasksPerPool));
   }
-  int isolated = 0;
+  int isolated = 0, laned = 0;
   for (const auto& [chunk, marks] : chunks) {
     const std::string which = "chunk " + std::to_string(chunk) + ": ";
     for (std::size_t point = 0; point < kPoints; ++point) {
@@ -89,20 +89,31 @@ int main(int argc, char** argv) {
         return fail(which + "point " + std::to_string(point) + " before the one before it");
       }
     }
+    // A chunk sent through a worker has its marks 1, 2 and 5 from that worker; one written into
+    // a lane (the worker's task process, reached by the master itself) from the master.
     const long master = getpid(), worker = marks[kWorkerReceived].pid;
     if (marks[0].pid != master || marks[kPoints - 1].pid != master) {
       return fail(which + "the master's marks are not the master's");
     }
-    if (worker == master || marks[2].pid != worker || marks[5].pid != worker) {
+    if (marks[2].pid != worker || marks[5].pid != worker) {
       return fail(which + "the worker's marks are not from one worker");
     }
     const long runner = marks[kTaskStarted].pid;
     if (marks[kTaskEnded].pid != runner) return fail(which + "the task's marks differ in pid");
+    if (runner == master) return fail(which + "the task ran in the master");
     if (runner != worker) ++isolated;
+    if (worker == master) ++laned;
   }
   if (isolated != kTasksPerPool) {
     return fail(std::to_string(isolated) + " chunks ran in a task process, not " +
                 std::to_string(kTasksPerPool));
+  }
+  const char* lanes = std::getenv("FIBER_LANES");
+  const bool lanes_on = !lanes || std::string(lanes) != "0";
+  // Every isolated chunk goes through a lane (the workers are on the master's host), or none.
+  if (laned != (lanes_on ? kTasksPerPool : 0)) {
+    return fail(std::to_string(laned) + " chunks went through a lane, not " +
+                std::to_string(lanes_on ? kTasksPerPool : 0));
   }
   return 0;
 }

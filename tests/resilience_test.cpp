@@ -219,19 +219,23 @@ TEST_F(Resilience, KilledWorkerProcessIsReplacedAndTheMapCompletes) {
   EXPECT_NE(pids_before, pids_after);
 }
 
-// Workers that fall silent one after another (stopped here with SIGSTOP, starved by an
-// overloaded node in real life) are alive more likely than dead: fiber waits longer for the next
-// before replacing it, instead of spawning a new process every worker_timeout.
+// Workers that fall silent one after another (stopped here with SIGSTOP, with their task
+// processes, as an overloaded node starves both in real life) are alive more likely than dead:
+// fiber waits longer for the next before replacing it, instead of spawning a new process every
+// worker_timeout.
 TEST_F(Resilience, WorkersFallingSilentOneAfterAnotherAreWaitedForLonger) {
   using Clock = std::chrono::steady_clock;
   fiber::Pool pool({.processes = 1, .worker_timeout = 1000ms});
-  std::vector<long> stopped;
+  std::vector<long> stopped, stopped_task_processes;
   std::vector<double> seconds_to_replace;
   for (int round = 0; round < 3; ++round) {
     long pid = pool.workers().at(0).pid;
+    long task_pid = pool.apply(task_process_pid, 0);  // runs the next task too
     auto lost_before = pool.stats().workers_lost;
     auto pending = pool.apply_async(fiber_test::sleep_then, round, 50);
+    kill(static_cast<pid_t>(task_pid), SIGSTOP);
     kill(static_cast<pid_t>(pid), SIGSTOP);
+    stopped_task_processes.push_back(task_pid);
     stopped.push_back(pid);
     auto started = Clock::now();
     EXPECT_EQ(pending.get(), round);  // re-run on the replacement
@@ -244,6 +248,7 @@ TEST_F(Resilience, WorkersFallingSilentOneAfterAnotherAreWaitedForLonger) {
 
   // Woken up, they answer again: they are parked, and a pool that grows takes them back (parked
   // workers come before new ones) and runs tasks on them.
+  for (long pid : stopped_task_processes) kill(static_cast<pid_t>(pid), SIGCONT);
   for (long pid : stopped) kill(static_cast<pid_t>(pid), SIGCONT);
   std::vector<std::tuple<int, int>> naps(20, {0, 50});  // the master listens meanwhile
   pool.map(fiber_test::sleep_then, naps, 1);

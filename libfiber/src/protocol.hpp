@@ -48,6 +48,23 @@ enum class MessageKind : std::uint32_t {
   // worker forwards the entry along the route (kRelayTag, dispatch/broadcast_routes.hpp) and runs
   // it too. Between workers (kRelayTag) the same: a route, possibly empty, then the entry.
   relay,
+  // The lane (docs/design.md, "The lane"): the master writes a worker's chunks into its task
+  // process's rings and reads the answers itself, the worker only watches the task process.
+  // master -> worker: u64 lane, u32 heartbeat_ms. Once the chunks sent before are answered, the
+  // worker has a task process running (a new one replays what the master wrote into no lane) and
+  // answers `lane`; it then writes nothing into the rings, and heartbeats while they hold work.
+  lane_open,
+  // worker -> master: u64 lane, i32 descriptor of the task process's memory in the worker
+  // (task_memory.hpp), or -1 and a reason (u32 size + text) if it could not.
+  lane,
+  // worker -> master: u64 lane, a reason: the lane's task process died (or was killed, asked).
+  lane_lost,
+  // master -> worker: u64 lane, u64 chunk id, u32 item: kill the lane's task process if it still
+  // runs that item (it ran past its timeout); its death is reported as lane_lost.
+  lane_kill,
+  // master -> worker: u64 lane, then an initializer's or broadcast's run entry that the master
+  // wrote into that lane: kept to replay in the task processes of later lanes.
+  replay,
 };
 
 // One hop of a relay's route: a rank of the relay's spawn, and how many of the hops after it that

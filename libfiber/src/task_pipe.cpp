@@ -39,7 +39,7 @@ bool write_chunk(task_ring::Ring& down, std::span<const char> body, std::chrono:
          down.write_all(body, wait, keep_waiting);
 }
 
-std::optional<std::span<const char>> ChunkReader::next() {
+std::optional<std::span<const char>> ChunkReader::next(std::chrono::nanoseconds spin) {
   for (;;) {
     auto unread = std::span<const char>(input_).subspan(consumed_);
     auto size = peek<std::uint64_t>(unread);
@@ -53,7 +53,7 @@ std::optional<std::span<const char>> ChunkReader::next() {
     bool closed = down_.closed();
     if (down_.read_into(input_) > 0) continue;
     if (!closed) {
-      down_.wait_readable(kIdleWait);
+      down_.wait_readable(kIdleWait, spin);
       continue;
     }
     if (input_.empty()) return std::nullopt;

@@ -41,9 +41,10 @@ bool write_chunk(task_ring::Ring& down, std::span<const char> body, std::chrono:
 class ChunkReader {
  public:
   explicit ChunkReader(task_ring::Ring& down) : down_(down) {}
-  // The next chunk's body, valid until the next call. Nothing once the ring is closed between
-  // frames; throws PipeError if it was closed inside one.
-  std::optional<std::span<const char>> next();
+  // The next chunk's body, valid until the next call, waiting for it (looking again for `spin`
+  // before sleeping). Nothing once the ring is closed between frames; throws PipeError if it was
+  // closed inside one.
+  std::optional<std::span<const char>> next(std::chrono::nanoseconds spin = task_ring::Ring::kSpin);
 
  private:
   task_ring::Ring& down_;

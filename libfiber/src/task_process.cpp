@@ -29,24 +29,26 @@ std::int64_t now_ns() {
       .count();
 }
 
-// Records are written in batches: a write per item would cost more than a small task.
-constexpr std::size_t kFlushBytes = std::size_t{256} * 1024;
+// Records are written in batches: a write per item would cost more than a small task. A flush
+// fits in the up ring.
+constexpr std::size_t kFlushBytes = kTaskRingBytes;
 constexpr std::int64_t kFlushNanoseconds = 2'000'000;
 // The child's status when its chunk ring was closed mid-frame.
 constexpr int kCutShortExit = 1;
-// Each ring's size: records are flushed at kFlushBytes, so that a flush fits.
-constexpr std::size_t kRingBytes = kFlushBytes;
-// The progress page's room in the mapping, before the rings.
-constexpr std::size_t kProgressBytes = 4096;
-static_assert(sizeof(TaskProcess::Progress) <= kProgressBytes);
 // How long the worker sleeps, waiting for room to send, between looks at whether the child lives.
 constexpr auto kRoomWait = 200us;
+// How long a task process whose memory is lent to the master looks for the next chunk before it
+// sleeps: as long as a short task, so that the master's next chunk finds it awake. The master
+// writes the chunks of a round one after another, and a sleeper took ~30 us to wake on a
+// 2-vCPU machine: 100 us rounds went from 1.15x plain MPI's to 1.08x (docs/design.md, "The
+// lane"). It yields between looks, and a worker's own task process keeps Ring::kSpin: there the
+// worker needs the core to pass the chunk on.
+constexpr auto kLentSpin = 1ms;
 // How long a stopped task process may take to write its hop marks (trace/hop_trace.hpp).
 constexpr auto kTraceWriteWait = 1000ms;
 
 // The child: reads chunks, runs their items, writes their records. Never returns.
-[[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out,
-                               TaskProcess::Progress& progress) {
+[[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out, TaskProgress& progress) {
   // Open MPI's handlers print its own crash report; a task's crash is ours to report. And the
   // child must not outlive its worker.
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE}) {
@@ -65,7 +67,8 @@ constexpr auto kTraceWriteWait = 1000ms;
   for (;;) {
     std::optional<std::span<const char>> body;
     try {
-      body = chunks.next();
+      body = chunks.next(progress.lent.load(std::memory_order_relaxed) ? kLentSpin
+                                                                       : task_ring::Ring::kSpin);
     } catch (const task_pipe::PipeError& error) {
       std::fprintf(stderr, "%s\n", error.what());
       _exit(kCutShortExit);
@@ -101,6 +104,7 @@ constexpr auto kTraceWriteWait = 1000ms;
         last_flush = started;
       }
     }
+    progress.answered.store(run.header().chunk_id, std::memory_order_release);
   }
 }
 
@@ -111,24 +115,10 @@ constexpr auto kTraceWriteWait = 1000ms;
 
 }  // namespace
 
-void TaskProcess::map_shared() {
-  std::size_t ring = task_ring::Ring::footprint(kRingBytes);
-  auto mapping = posix::MappedRegion::shared_anonymous(kProgressBytes + 2 * ring);
-  if (!mapping) fail("map memory");
-  shared_ = std::move(*mapping);
-  new (shared_.data()) Progress();
-  char* rings = static_cast<char*>(shared_.data()) + kProgressBytes;
-  down_.emplace(rings, kRingBytes);
-  up_.emplace(rings + ring, kRingBytes);
-}
-
 void TaskProcess::start() {
-  if (!shared_) map_shared();
-  progress().chunk.store(0);
-  progress().item.store(0);
+  // A memory of its own: the master may still hold the last child's, and write into it.
+  memory_.emplace(TaskMemory::create());
   progress().item_started_ns.store(now_ns());
-  down_->reset();
-  up_->reset();
   taken_while_sending_.clear();
   auto death_pipe = posix::open_pipe(O_CLOEXEC);
   if (!death_pipe) fail("create a pipe");
@@ -136,7 +126,7 @@ void TaskProcess::start() {
   if (pid < 0) fail("fork");
   if (pid == 0) {
     death_pipe->read.reset();
-    serve_chunks(*down_, *up_, progress());  // keeps the write end open until it dies
+    serve_chunks(memory_->down(), memory_->up(), progress());  // keeps the write end open
   }
   pid_ = pid;
   from_child_ = std::move(death_pipe->read);
@@ -153,7 +143,7 @@ std::string TaskProcess::reap() {
 
 void TaskProcess::stop() {
   if (!running()) return;
-  down_->close();  // an idle child reads the end and exits
+  memory_->down().close();  // an idle child reads the end and exits
   // A child stuck in a task never reads: do not wait for it, unless it has hop marks to write.
   if (hop_trace::enabled()) {
     pollfd hung_up{from_child_.get(), POLLIN, 0};
@@ -174,16 +164,27 @@ std::string TaskProcess::kill() {
 }
 
 bool TaskProcess::fits(std::size_t body) const {
-  return down_ && down_->space() >= body + task_pipe::kFrameOverhead;
+  return memory_ && memory_->down().space() >= body + task_pipe::kFrameOverhead;
 }
 
 bool TaskProcess::send(std::span<const char> body) {
   if (!running()) return false;
   // A child that waits for room to answer must not wait for this one to take its answers.
-  return task_pipe::write_chunk(*down_, body, kRoomWait, [this] {
-    up_->read_into(taken_while_sending_);
+  return task_pipe::write_chunk(memory_->down(), body, kRoomWait, [this] {
+    memory_->up().read_into(taken_while_sending_);
     return !child_gone();
   });
+}
+
+void TaskProcess::lend() { progress().lent.store(1); }
+
+bool TaskProcess::busy() const {
+  return !memory_->down().empty() || progress().chunk.load() != progress().answered.load();
+}
+
+bool TaskProcess::wait_for_death(std::chrono::milliseconds timeout) const {
+  pollfd hung_up{from_child_.get(), POLLIN, 0};
+  return poll(&hung_up, 1, static_cast<int>(timeout.count())) != 0;
 }
 
 bool TaskProcess::child_gone() const {
@@ -197,10 +198,11 @@ bool TaskProcess::receive(task_pipe::AnswerReader& answers, std::chrono::microse
     answers.add(taken_while_sending_);
     taken_while_sending_.clear();
   }
-  if (answers.read_from(*up_) > 0) return true;
-  if (up_->wait_readable(wait) && answers.read_from(*up_) > 0) return true;
+  task_ring::Ring& up = memory_->up();
+  if (answers.read_from(up) > 0) return true;
+  if (up.wait_readable(wait) && answers.read_from(up) > 0) return true;
   if (!child_gone()) return true;
-  answers.read_from(*up_);  // what it wrote before it died
+  answers.read_from(up);  // what it wrote before it died
   death = reap();
   return false;
 }

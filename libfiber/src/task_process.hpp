@@ -6,35 +6,27 @@
 // chunks in, read several at a time; item records out at the end of each chunk (and every few
 // milliseconds in a long one), then the chunk's run time. A page of the same mapping says which
 // item it is running and since when, with no system call per item: that names the item that
-// crashed or hung.
+// crashed or hung. Each child gets a memory of its own (task_memory.hpp), which the worker may
+// lend to the master (lend()): from then on the master writes the chunks and reads the answers,
+// and the worker only watches the child's death.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
-#include <type_traits>
 
-#include "posix/mapped_region.hpp"
 #include "posix/unique_fd.hpp"
+#include "task_memory.hpp"
 #include "task_pipe.hpp"
-#include "task_ring.hpp"
 
 namespace fiber::detail {
 
 class TaskProcess {
  public:
-  // Written by the child, read by the worker.
-  struct Progress {
-    std::atomic<std::uint64_t> chunk{0};           // id of the chunk it runs
-    std::atomic<std::uint32_t> item{0};            // index in that chunk
-    std::atomic<std::int64_t> item_started_ns{0};  // CLOCK_MONOTONIC, as steady_clock here
-  };
-
   TaskProcess() = default;
   ~TaskProcess() { stop(); }
   TaskProcess(const TaskProcess&) = delete;
@@ -62,20 +54,26 @@ class TaskProcess {
   std::uint32_t current_item() const { return progress().item.load(); }
   std::chrono::steady_clock::time_point item_started() const;
 
+  // --- a child whose memory is lent to the master (who then alone writes and reads its rings) ---
+  // The descriptor of the running child's memory in this process, for /proc/<pid>/fd.
+  int memory_fd() const { return memory_->fd(); }
+  // Marks the memory lent: the child waits for chunks as a lane's (task_process.cpp, kLentSpin).
+  void lend();
+  // Whether the child has a chunk to run or runs one, as far as its memory says.
+  bool busy() const;
+  // Sleeps until the child dies, for at most `timeout`; whether it died (then death() says how).
+  bool wait_for_death(std::chrono::milliseconds timeout) const;
+  // Reaps a child that died: how it ended.
+  std::string death() { return reap(); }
+
  private:
-  // The mapping holds a Progress made in place and never destroyed: unmapping it is enough.
-  static_assert(std::is_trivially_destructible_v<Progress>);
-  Progress& progress() const { return *static_cast<Progress*>(shared_.data()); }
-  void map_shared();
+  TaskProgress& progress() const { return memory_->progress(); }
   bool child_gone() const;
   std::string reap();
   pid_t pid_ = -1;
   posix::UniqueFd from_child_;  // written by nobody: its end of file says that the child is gone
-  // The progress page, then the down and up rings; shared with every child, mapped at the first
-  // start.
-  posix::MappedRegion shared_;
-  std::optional<task_ring::Ring> down_;
-  std::optional<task_ring::Ring> up_;
+  // The running child's progress page and rings, made fresh for each child.
+  std::optional<TaskMemory> memory_;
   Bytes taken_while_sending_;  // answers read while send() waited for room
 };
 

@@ -27,11 +27,8 @@ struct Ring::Shared {
 
 namespace {
 
-// How long a side looks again before it sleeps: longer than an empty task's trip from the
-// worker through the master and back (a few microseconds), far shorter than a sleep and wake-up.
-// For the first kBusySpin it only polls; then it yields between looks, so that on an
-// oversubscribed node the peer it waits for gets the core.
-constexpr auto kSpin = std::chrono::microseconds(10);
+// A side that waits (Ring::kSpin, or as told) only polls for the first kBusySpin; then it yields
+// between looks, so that on an oversubscribed node the peer it waits for gets the core.
 constexpr auto kBusySpin = std::chrono::microseconds(2);
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
@@ -131,9 +128,9 @@ std::size_t Ring::read_into(Bytes& out) {
 
 template <class Ready>
 bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
-                std::chrono::nanoseconds timeout) {
+                std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin) {
   const auto spin_start = std::chrono::steady_clock::now();
-  for (auto spun = std::chrono::nanoseconds(0); spun < kSpin;
+  for (auto spun = std::chrono::nanoseconds(0); spun < spin;
        spun = std::chrono::steady_clock::now() - spin_start) {
     if (ready()) return true;
     if (spun < kBusySpin) {
@@ -150,14 +147,14 @@ bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
   return ready();
 }
 
-bool Ring::wait_readable(std::chrono::nanoseconds timeout) {
+bool Ring::wait_readable(std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin) {
   return wait(
-      shared().reader_asleep, [this] { return !empty() || closed(); }, timeout);
+      shared().reader_asleep, [this] { return !empty() || closed(); }, timeout, spin);
 }
 
 bool Ring::wait_space(std::size_t bytes, std::chrono::nanoseconds timeout) {
   return wait(
-      shared().writer_asleep, [this, bytes] { return space() >= bytes; }, timeout);
+      shared().writer_asleep, [this, bytes] { return space() >= bytes; }, timeout, kSpin);
 }
 
 }  // namespace fiber::detail::task_ring

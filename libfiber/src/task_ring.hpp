@@ -44,9 +44,14 @@ class Ring {
   // Appends all the ring holds to `out` and wakes a writer waiting for room; how many.
   std::size_t read_into(Bytes& out);
 
-  // Spins, then sleeps until there are bytes to read (or the ring is closed), for at most
-  // `timeout` in all; whether there are.
-  bool wait_readable(std::chrono::nanoseconds timeout);
+  // How long a side that waits looks again before it sleeps, unless told otherwise: longer than
+  // an empty task's trip from the worker through the master and back (a few microseconds), far
+  // shorter than a sleep and wake-up.
+  static constexpr std::chrono::nanoseconds kSpin = std::chrono::microseconds(10);
+
+  // Spins for `spin`, then sleeps until there are bytes to read (or the ring is closed), for at
+  // most `timeout` in all; whether there are.
+  bool wait_readable(std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin = kSpin);
   // The same for room for `bytes` (at most the capacity).
   bool wait_space(std::size_t bytes, std::chrono::nanoseconds timeout);
 
@@ -54,7 +59,7 @@ class Ring {
   struct Shared;
   template <class Ready>
   bool wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
-            std::chrono::nanoseconds timeout);
+            std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin);
   Shared& shared() const { return *shared_; }
   Shared* shared_;
   char* data_;

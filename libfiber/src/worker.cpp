@@ -27,6 +27,7 @@
 #include "reduction/partial_store.hpp"
 #include "relay_link.hpp"
 #include "run_identity.hpp"
+#include "task_chunks.hpp"
 #include "task_pipe.hpp"
 #include "task_process.hpp"
 #include "trace/hop_trace.hpp"
@@ -48,19 +49,15 @@ std::string host_name() {
   return std::string(name, size);
 }
 
-Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus status,
-                    Clock::duration elapsed, std::uint32_t failed_item = 0) {
-  Bytes head;
-  auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
-  append_raw(head, ResultHeader{chunk_id, count, status, static_cast<std::uint64_t>(nanoseconds),
-                                failed_item, 0});
-  return head;
-}
+// How long a worker whose task process is lent to the master sleeps between looks for messages:
+// it is off every task's path, and its task process's death wakes it at once.
+constexpr auto kLanePoll = 1ms;
 
 // The worker's MPI process: takes chunks from the master, runs them (in its task process when
 // the pool isolates tasks, else itself), sends results, heartbeats and crash reports. Several
 // small chunks go to the task process at once, so that it does not wait for a round trip
-// between them.
+// between them. A worker on the master's host may lend its task process to the master (a lane):
+// then it only watches the task process, heartbeats, and reports its death.
 class Supervisor {
  public:
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
@@ -76,14 +73,20 @@ class Supervisor {
       bool active = take_messages();
       if (stopping_) break;
       active |= take_relayed();
+      if (lane_) {
+        watch_lent_process();
+        channel_.progress_sends();
+        continue;
+      }
       active |= start_queued();
-      if (!in_child_.empty()) active |= progress_child();
+      if (!chunks_.empty()) active |= progress_child();
+      if (lane_asked_ && queue_.empty() && chunks_.empty()) active |= open_lane();
       results_.send(channel_);
       send_heartbeat_if_due();
       channel_.progress_sends();
       if (active) {
         backoff_.activity();
-      } else if (in_child_.empty()) {
+      } else if (chunks_.empty()) {
         backoff_.pause(parked_ ? kParkedPoll : kIdlePoll);
       }
     }
@@ -114,14 +117,13 @@ class Supervisor {
     std::_Exit(1);
   }
 
-  // A chunk sent to the task process.
-  struct InChild {
+  // An initializer or broadcast call replayed in new task processes: its task, its run body, and
+  // the lane it was written into by the master (0: none), which a new task process for that
+  // lane gets from the master instead.
+  struct Replayed {
+    std::string task;
     Bytes body;
-    RunHeader header;
-    bool silent;   // an initializer replayed in a new task process: nobody waits for it
-    Bytes result;  // ResultHeader room, then the item records
-    std::uint32_t done = 0;
-    Clock::time_point sent;
+    std::uint64_t lane = 0;
   };
 
   // Relays' copies kept for stand-ins not here yet: one per broadcast in flight is enough (the
@@ -180,6 +182,22 @@ class Supervisor {
         case MessageKind::park:
           park();
           break;
+        case MessageKind::lane_open: {
+          BodyReader open(message->body);
+          lane_asked_ = open.raw<std::uint64_t>();
+          lane_heartbeat_ = std::chrono::milliseconds(open.raw<std::uint32_t>());
+          break;
+        }
+        case MessageKind::lane_kill:
+          kill_lent_process(message->body);
+          break;
+        case MessageKind::replay: {
+          BodyReader replay(message->body);
+          auto lane = replay.raw<std::uint64_t>();
+          auto entry = std::span<const char>(message->body).subspan(replay.position());
+          remember(std::string(RunBody(entry).task()), Bytes(entry.begin(), entry.end()), lane);
+          break;
+        }
         default:
           break;
       }
@@ -268,32 +286,114 @@ class Supervisor {
     return false;
   }
 
-  // The pool was terminated: queued chunks come back cancelled, running ones are killed.
+  // The pool was terminated: queued chunks come back cancelled, running ones are killed. A lent
+  // task process is killed too: what it holds the master has cancelled.
   void drop_all() {
+    lane_asked_.reset();
+    if (lane_) {
+      process_.kill();
+      lane_.reset();
+    }
     for (const auto& body : queue_) {
-      send_status(RunBody(body).header().chunk_id, ChunkStatus::cancelled);
+      send_result(std::make_shared<Bytes>(result_header(
+          RunBody(body).header().chunk_id, 0, ChunkStatus::cancelled, Clock::duration())));
     }
     queue_.clear();
-    if (in_child_.empty()) return;
+    if (chunks_.empty()) return;
     process_.kill();
-    for (const auto& chunk : in_child_) {
-      if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::cancelled);
-    }
-    in_child_.clear();
+    chunks_.cancel_all();
     answers_.clear();
-  }
-
-  void send_status(std::uint64_t chunk_id, ChunkStatus status) {
-    send_result(std::make_shared<Bytes>(result_header(chunk_id, 0, status, Clock::duration())));
   }
 
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
   // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park() {
+    lane_asked_.reset();
+    lane_.reset();
     process_.stop();
     replayed_.clear();
     malloc_trim(0);
     parked_ = true;
+  }
+
+  // --- the lane ---
+
+  // The master asked for the task process (lane_open) and every chunk sent before is answered:
+  // a task process is started if none runs (replaying what the master did not write into this
+  // lane; answered next time), then its memory is lent. True if anything happened.
+  bool open_lane() {
+    std::uint64_t lane = *lane_asked_;
+    Bytes answer;
+    append_raw(answer, lane);
+    if (!process_.running()) {
+      if (lane_replayed_) {
+        // The replay killed the new task process: the master keeps sending through this worker,
+        // which replays it with the next chunk, as without a lane.
+        lane_replayed_ = false;
+        lane_asked_.reset();
+        append_raw(answer, std::int32_t{-1});
+        append_string(answer, "its task process died replaying the pool's initializer");
+        channel_.send(MessageKind::lane, {answer});
+        return true;
+      }
+      try {
+        process_.start();
+      } catch (const Error& error) {
+        lane_asked_.reset();
+        append_raw(answer, std::int32_t{-1});
+        append_string(answer, error.what());
+        channel_.send(MessageKind::lane, {answer});
+        return true;
+      }
+      tasks_in_process_ = 0;
+      for (const auto& call : replayed_) {
+        if (call.lane != lane) send_to_child(Bytes(call.body), /*silent=*/true);
+      }
+      if (!chunks_.empty()) {
+        lane_replayed_ = true;
+        return true;  // lent once the replay is done
+      }
+    }
+    lane_replayed_ = false;
+    process_.lend();
+    append_raw(answer, static_cast<std::int32_t>(process_.memory_fd()));
+    channel_.send(MessageKind::lane, {answer});
+    lane_ = lane;
+    lane_asked_.reset();
+    last_sent_ = Clock::now();
+    return true;
+  }
+
+  // The task process is the master's to feed: this worker sleeps until it dies or kLanePoll
+  // passes, reports a death, and heartbeats while the task process has work.
+  void watch_lent_process() {
+    if (process_.wait_for_death(kLanePoll)) return report_lane_lost(process_.death());
+    if (process_.busy() && Clock::now() - last_sent_ >= lane_heartbeat_) {
+      channel_.send(MessageKind::heartbeat);
+      last_sent_ = Clock::now();
+    }
+  }
+
+  void report_lane_lost(const std::string& death) {
+    Bytes lost;
+    append_raw(lost, *lane_);
+    append_string(lost, "the task process " + death);
+    channel_.send(MessageKind::lane_lost, {lost});
+    last_sent_ = Clock::now();
+    lane_.reset();
+  }
+
+  // The master saw an item of a lane run past its timeout: kill the task process, unless it has
+  // moved on since.
+  void kill_lent_process(std::span<const char> body) {
+    BodyReader kill(body);
+    auto lane = kill.raw<std::uint64_t>();
+    auto chunk = kill.raw<std::uint64_t>();
+    auto item = kill.raw<std::uint32_t>();
+    if (lane_ != lane || process_.current_chunk() != chunk || process_.current_item() != item) {
+      return;
+    }
+    report_lane_lost(process_.kill());
   }
 
   // Starts what it can of the queue; true if it started anything.
@@ -306,11 +406,11 @@ class Supervisor {
       bool isolated = flags & kRunIsolated;
       bool counted = isolated && !(flags & (kRunInitializer | kRunBroadcast));
       if (counted && lifetime_over(run.header())) {
-        if (!in_child_.empty()) break;  // it finishes what it holds first
-        process_.stop();                // a fresh one replays the initializer below
+        if (!chunks_.empty()) break;  // it finishes what it holds first
+        process_.stop();              // a fresh one replays the initializer below
       }
       // An initializer or a chunk to run here waits until the task process is idle.
-      if (!in_child_.empty() && (!isolated || (flags & kRunInitializer) || !fits_ring())) break;
+      if (!chunks_.empty() && (!isolated || (flags & kRunInitializer) || !fits_ring())) break;
       Bytes body = std::move(queue_.front());
       queue_.pop_front();
       started = true;
@@ -325,9 +425,9 @@ class Supervisor {
       if (!process_.running()) {
         process_.start();
         tasks_in_process_ = 0;
-        for (const auto& [task, call] : replayed_) send_to_child(Bytes(call), /*silent=*/true);
+        for (const auto& call : replayed_) send_to_child(Bytes(call.body), /*silent=*/true);
       }
-      if (flags & (kRunInitializer | kRunBroadcast)) remember(std::string(run.task()), body);
+      if (flags & (kRunInitializer | kRunBroadcast)) remember(std::string(run.task()), body, 0);
       if (counted) ++tasks_in_process_;
       send_to_child(std::move(body), /*silent=*/false);
     }
@@ -340,20 +440,20 @@ class Supervisor {
            tasks_in_process_ >= header.tasks_per_process;
   }
 
-  // Keeps an initializer or broadcast call to replay in the next task processes; a broadcast
-  // replaces the previous one of its task.
-  void remember(const std::string& task, const Bytes& body) {
+  // Keeps an initializer or broadcast call to replay in the next task processes (written by the
+  // master into `lane`, or 0); a broadcast replaces the previous one of its task.
+  void remember(const std::string& task, const Bytes& body, std::uint64_t lane) {
     auto same = std::find_if(replayed_.begin(), replayed_.end(),
-                             [&](const auto& entry) { return entry.first == task; });
+                             [&](const Replayed& call) { return call.task == task; });
     if (same != replayed_.end()) {
-      same->second = body;
+      *same = {task, body, lane};
     } else {
-      replayed_.emplace_back(task, body);
+      replayed_.push_back({task, body, lane});
     }
   }
 
   bool fits_ring() const {
-    return in_child_.size() < kPipelinedChunks && queue_.front().size() <= kPipelinedBody &&
+    return chunks_.size() < kPipelinedChunks && queue_.front().size() <= kPipelinedBody &&
            process_.fits(queue_.front().size());
   }
 
@@ -401,107 +501,38 @@ class Supervisor {
   void send_to_child(Bytes body, bool silent) {
     auto header = RunBody(body).header();
     hop_trace::mark(hop_trace::Point::worker_forwarded, header.chunk_id);
-    in_child_.push_back(
-        InChild{std::move(body), header, silent, Bytes(sizeof(ResultHeader)), 0, Clock::now()});
+    chunks_.add(header, silent, Clock::now());
     // A failed write means the child is gone: progress_child() reads what it wrote before it
     // died, then its end of file, and only then says which chunk it died in.
-    process_.send(in_child_.back().body);
+    process_.send(body);
   }
 
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
   // death and deadlines. True if anything happened.
   bool progress_child() {
     // Wait on the ring (the child wakes us when it writes), briefly: MPI messages need polling.
-    auto quiet = Clock::now() - std::max(last_record_, in_child_.front().sent);
+    auto quiet = Clock::now() - std::max(chunks_.last_record(), chunks_.front_sent());
     auto wait = quiet < 1ms ? 0us : 200us;
     std::string death;
     std::uint64_t before = answers_.received();
     bool alive = process_.receive(answers_, wait, death);
     bool progressed = answers_.received() != before;
-    while (!in_child_.empty()) {
-      InChild& chunk = in_child_.front();
-      if (chunk.done == chunk.header.count) {  // its run time follows its last record
-        auto ran = answers_.next_run_time();
-        if (!ran) break;
-        finish_front(ChunkStatus::complete, {}, 0, *ran);
-        continue;
-      }
-      auto record = answers_.next_record();
-      if (!record) break;
-      chunk.result.insert(chunk.result.end(), record->begin(), record->end());
-      last_record_ = Clock::now();
-      ++chunk.done;
-    }
+    chunks_.take(answers_, Clock::now());
     if (!alive) {
-      child_died("the task process " + death);
+      chunks_.died("the task process " + death, process_.current_chunk(), process_.current_item(),
+                   Clock::now());
+      answers_.clear();
       return true;
     }
-    if (!in_child_.empty()) {
-      const InChild& front = in_child_.front();
-      // The child runs the front chunk, or is about to (its clock starts when the chunk before
-      // it ended), or has moved past it and its records are still on the way (no deadline then).
-      auto current = process_.current_chunk();
-      bool running_front = current == front.header.chunk_id;
-      auto started = running_front ? process_.item_started() : std::max(front.sent, last_record_);
-      auto timeout = std::chrono::milliseconds(front.header.timeout_ms);
-      if (front.header.timeout_ms > 0 && current <= front.header.chunk_id &&
-          Clock::now() - started > timeout) {
-        std::uint32_t item = running_front ? process_.current_item() : front.done;
-        process_.kill();
-        finish_front(ChunkStatus::timed_out,
-                     fmt::format("the task ran longer than its timeout of {:g} s and was killed",
-                                 front.header.timeout_ms / 1000.0),
-                     item, Clock::now() - front.sent);
-        abandon_rest();
-        return true;
-      }
+    if (auto item = chunks_.overdue(process_.current_chunk(), process_.current_item(),
+                                    process_.item_started(), Clock::now())) {
+      process_.kill();
+      chunks_.timed_out(*item, Clock::now());
+      answers_.clear();
+      return true;
     }
     if (!progressed && wait.count() == 0) sched_yield();
     return progressed;
-  }
-
-  // The task process died: the chunk it was running crashed, the ones behind it did not run.
-  void child_died(const std::string& reason) {
-    // A chunk whose records all came but not its run time (it died writing them) is complete.
-    if (!in_child_.empty() && in_child_.front().done == in_child_.front().header.count) {
-      finish_front(ChunkStatus::complete, {}, 0, Clock::now() - in_child_.front().sent);
-    }
-    // Every record it wrote has been read, so it died in the front chunk, or (if it had not
-    // started that one yet) between chunks: the front chunk's next item is blamed then.
-    if (in_child_.empty()) return;
-    const InChild& front = in_child_.front();
-    std::uint32_t item =
-        process_.current_chunk() == front.header.chunk_id ? process_.current_item() : front.done;
-    finish_front(ChunkStatus::crashed, reason, item, Clock::now() - front.sent);
-    abandon_rest();
-  }
-
-  void abandon_rest() {
-    for (const auto& chunk : in_child_) {
-      if (!chunk.silent) send_status(chunk.header.chunk_id, ChunkStatus::not_run);
-    }
-    in_child_.clear();
-    answers_.clear();
-  }
-
-  // Sends the front chunk's result. For a crash or timeout, `failed_item` is the item it died
-  // running. `ran` is how long it ran (the master sizes chunks by it).
-  void finish_front(ChunkStatus status, const std::string& reason, std::uint32_t failed_item,
-                    Clock::duration ran) {
-    InChild& chunk = in_child_.front();
-    if (!chunk.silent) {
-      auto result = std::make_shared<Bytes>(std::move(chunk.result));
-      std::uint32_t failed = 0;
-      if (status == ChunkStatus::crashed || status == ChunkStatus::timed_out) {
-        append_string(*result, reason);
-        failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
-      }
-      auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
-      hop_trace::mark(hop_trace::Point::worker_answered, chunk.header.chunk_id);
-      std::memcpy(result->data(), head.data(), head.size());
-      send_result(result);
-    }
-    in_child_.pop_front();
   }
 
   // While it has work, a worker says so at least as often as its chunk's pool asks: the master's
@@ -511,9 +542,8 @@ class Supervisor {
   }
 
   void send_heartbeat_if_due() {
-    if (in_child_.empty() && queue_.empty()) return;
-    RunHeader running =
-        in_child_.empty() ? RunBody(queue_.front()).header() : in_child_.front().header;
+    if (chunks_.empty() && queue_.empty()) return;
+    RunHeader running = chunks_.empty() ? RunBody(queue_.front()).header() : chunks_.front();
     if (Clock::now() - last_sent_ < heartbeat_interval(running)) return;
     channel_.send(MessageKind::heartbeat);
     last_sent_ = Clock::now();
@@ -525,13 +555,14 @@ class Supervisor {
   RelayLink relay_;       // to the other workers of this spawn
   // Relays' copies that came before their stand-ins, the latest kMaxEarlyRelayed.
   std::deque<Bytes> early_relayed_;
-  std::deque<Bytes> queue_;          // run bodies received, not yet started
-  std::deque<InChild> in_child_;     // sent to the task process, in its order
+  std::deque<Bytes> queue_;  // run bodies received, not yet started
+  // Sent to the task process, in its order; their results go to the master.
+  TaskChunks chunks_{[this](std::shared_ptr<Bytes> result) { send_result(result); }};
   task_pipe::AnswerReader answers_;  // from the task process, split into records
   Batch results_{MessageKind::result};
   Clock::time_point first_batched_;
-  // The pool's initializer and broadcast calls (task, run body), replayed in new task processes.
-  std::vector<std::pair<std::string, Bytes>> replayed_;
+  // The pool's initializer and broadcast calls, replayed in new task processes.
+  std::vector<Replayed> replayed_;
   TaskProcess process_;
   std::uint32_t tasks_in_process_ = 0;  // chunks of tasks sent to the running task process
   ItemRunner runner_;
@@ -540,6 +571,12 @@ class Supervisor {
   Backoff backoff_{10ms, 1ms};
   Clock::time_point last_sent_ = Clock::now();
   Clock::time_point last_record_ = Clock::now();
+  // The lane the master asked for (lane_open), not lent yet; the one lent (its task process is
+  // the master's to feed); how often to heartbeat meanwhile.
+  std::optional<std::uint64_t> lane_asked_;
+  std::optional<std::uint64_t> lane_;
+  Clock::duration lane_heartbeat_{};
+  bool lane_replayed_ = false;  // a new task process replays for the lane asked for
   bool parked_ = false;
   bool stopping_ = false;
   bool disconnect_ = true;

@@ -27,4 +27,14 @@ inline std::size_t shared_anonymous_mappings() {
   return count;
 }
 
+// Mappings of task processes' memories (task_memory.hpp: a memfd named fiber-task-process).
+inline std::size_t task_memory_mappings() {
+  std::ifstream maps("/proc/self/maps");
+  std::size_t count = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/memfd:fiber-task-process") != std::string::npos) ++count;
+  }
+  return count;
+}
+
 }  // namespace fiber::unit

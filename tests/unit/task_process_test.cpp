@@ -210,18 +210,18 @@ TEST(TaskProcess, ChunksOneAtATimeCostTheChildNoWriteCalls) {
   EXPECT_LT(write_calls(child) - before, static_cast<std::uint64_t>(kChunks / 10));
 }
 
-TEST(TaskProcess, GivesBackItsDescriptorsAndSharedPage) {
+TEST(TaskProcess, GivesBackItsDescriptorsAndSharedMemory) {
   std::size_t descriptors = fiber::unit::open_file_descriptors();
-  std::size_t mappings = fiber::unit::shared_anonymous_mappings();
+  std::size_t mappings = fiber::unit::task_memory_mappings();
   for (int round = 0; round < 3; ++round) {
     TaskProcess process;
     process.start();
     process.stop();
-    process.start();  // a new child after the first: the page is reused, not mapped again
-    EXPECT_EQ(fiber::unit::shared_anonymous_mappings(), mappings + 1);
+    process.start();  // a new child after the first: a memory of its own, the last one unmapped
+    EXPECT_EQ(fiber::unit::task_memory_mappings(), mappings + 1);
   }
   EXPECT_EQ(fiber::unit::open_file_descriptors(), descriptors);
-  EXPECT_EQ(fiber::unit::shared_anonymous_mappings(), mappings);
+  EXPECT_EQ(fiber::unit::task_memory_mappings(), mappings);
 }
 
 }  // namespace

@@ -322,7 +322,7 @@ void Dispatcher::stop_workers() {
   for (const auto& worker : workers_.all()) {
     if (worker->dead) continue;
     for (auto& chunk : worker->in_flight) chunk.job->job->state().fail_pending(error);
-    if (!worker->in_flight.empty()) worker->channel.send(MessageKind::drop);
+    if (!worker->in_flight.empty()) workers_.send(worker->info.id, MessageKind::drop);
   }
   Backoff backoff(kShutdownSpin, kShutdownMaxSleep);
   while (work_in_flight()) {

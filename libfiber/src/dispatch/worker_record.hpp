@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "dispatch/lane.hpp"
 #include "dispatch/scheduled_job.hpp"
 #include "fiber/pool.hpp"
 #include "mpi/intercomm.hpp"
@@ -57,6 +58,9 @@ struct Worker {
   bool unreachable = false;
   // Results of chunks sent before it was taken for lost (re-sent elsewhere) are ignored.
   std::uint64_t stale_chunks_below = 0;
+  // Its task process, reached by the master itself (asked for, or lent): its chunks go there.
+  std::unique_ptr<Lane> lane;
+  bool lane_refused = false;  // it could not lend one: its chunks go through it
 };
 
 // A duration in seconds, for messages about workers (a silence, a wait for a hello).

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "dispatch/broadcast_routes.hpp"
@@ -10,6 +12,7 @@
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "trace/hop_trace.hpp"
+#include "worker.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -35,7 +38,16 @@ RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t 
               1, pool.options.worker_timeout.count() / kHeartbeatsPerWorkerTimeout))};
 }
 
+// Lanes are on unless FIBER_LANES is 0 (docs/design.md, "The lane").
+bool lanes_wanted() {
+  const char* value = std::getenv("FIBER_LANES");
+  return !value || std::strcmp(value, "0") != 0;
+}
+
 }  // namespace
+
+WorkerSet::WorkerSet(WorkerSpawner spawner)
+    : spawner_(std::move(spawner)), master_host_(this_process().host), lanes_(lanes_wanted()) {}
 
 void WorkerSet::make_available(int count) {
   int missing = count - static_cast<int>(parked_.size());
@@ -98,6 +110,8 @@ void WorkerSet::leave_pool(int id) {
 void WorkerSet::park_if_drained(int id) {
   Worker& worker = *workers_[id];
   if (worker.pool || worker.dead || worker.parked || !worker.in_flight.empty()) return;
+  close_lane(worker);  // (idle: its task process ends with the park)
+  worker.lane_refused = false;
   worker.parked = true;
   send(id, MessageKind::park);
   parked_.push_back(id);
@@ -105,7 +119,13 @@ void WorkerSet::park_if_drained(int id) {
 }
 
 void WorkerSet::send(int id, MessageKind kind) {
-  workers_[id]->channel.send(kind);
+  Worker& worker = *workers_[id];
+  if (kind == MessageKind::drop && worker.lane) {
+    // The worker kills the lane's task process; its chunks end cancelled here.
+    worker.lane->cancel_all();
+    close_lane(worker);
+  }
+  worker.channel.send(kind);
   sending_.push(id);
 }
 
@@ -121,8 +141,8 @@ void WorkerSet::send_chunk(int id, const std::shared_ptr<PoolHandle>& pool,
                            Clock::time_point now) {
   Worker& worker = *workers_[id];
   std::uint64_t chunk_id = next_chunk_id_++;
-  send_entry(worker, MessageKind::run, {}, *pool, *scheduled, first, count, flags, chunk_id, batch);
   hop_trace::mark(hop_trace::Point::master_sent, chunk_id);
+  send_entry(worker, MessageKind::run, {}, *pool, *scheduled, first, count, flags, chunk_id, batch);
   add_in_flight(worker, {chunk_id, scheduled, pool, first, count}, now);
 }
 
@@ -141,6 +161,11 @@ void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const cha
   std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
                                      relative.size() * sizeof(std::uint64_t));
   auto arguments = job.arguments(first, count);
+  if (kind == MessageKind::run && !(flags & (kRunInitializer | kRunRelayFallback)) &&
+      lane_fits(worker, pool)) {
+    send_to_lane(worker, pool, header, {bytes_of(header), name, offset_bytes, arguments});
+    return;
+  }
   if (kind == MessageKind::run && batch && arguments.size() <= kBatchedEntryBytes) {
     batch->add({bytes_of(header), name, offset_bytes, arguments});  // joins the worker's batch
     return;
@@ -169,9 +194,14 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
                                const std::vector<std::shared_ptr<ScheduledJob>>& jobs,
                                Clock::time_point now) {
   std::vector<RouteCandidate> candidates;
+  std::vector<int> laned;  // written into their lanes by the master, never relayed
   for (int id : pool->workers) {
     const Worker& worker = *workers_[id];
-    candidates.push_back({id, worker.group.get(), worker.info.host});
+    if (lane_fits(worker, *pool)) {
+      laned.push_back(id);
+    } else {
+      candidates.push_back({id, worker.group.get(), worker.info.host});
+    }
   }
   std::unordered_map<int, std::size_t> position;  // worker id -> its index in pool->workers
   for (std::size_t i = 0; i < pool->workers.size(); ++i) position[pool->workers[i]] = i;
@@ -186,10 +216,11 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
     }
   }
   log::debug(
-      "broadcast of '{}' ({} bytes): {} direct, {} relay(s) for {} sibling(s), {} sent the body "
-      "by the master",
-      jobs.empty() ? std::string() : jobs.front()->state().task(), body_bytes, routes.direct.size(),
-      relays, siblings, routes.relayed.size());
+      "broadcast of '{}' ({} bytes): {} into lanes, {} direct, {} relay(s) for {} sibling(s), {} "
+      "sent the body by the master",
+      jobs.empty() ? std::string() : jobs.front()->state().task(), body_bytes, laned.size(),
+      routes.direct.size(), relays, siblings, routes.relayed.size());
+  for (int id : laned) send_chunk(id, pool, job_of(id), 0, 1, kRunBroadcast, nullptr, now);
   for (int id : routes.direct) send_chunk(id, pool, job_of(id), 0, 1, kRunBroadcast, nullptr, now);
   for (const auto& route : routes.relayed) {
     Worker& relay = *workers_[route.relay];
@@ -263,6 +294,7 @@ void WorkerSet::fall_back_from_relay(int relay) {
 }
 
 bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message) {
+  bool lanes_moved = progress_lanes(now);
   int completed = 0;
   int rc = receives_.test_some(completed);
   // A receive that completed in error (its worker died mid-message, its connection broke) is
@@ -270,7 +302,10 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
     throw Error("fiber: MPI_Testsome failed: " + mpi::error_text(rc));
   }
-  if (completed == MPI_UNDEFINED) return false;
+  if (completed == MPI_UNDEFINED) {
+    deliver_lane_results(on_message);
+    return lanes_moved;
+  }
   // Every completed receive is taken (and posted again) even if one of them throws: a request
   // left completed would silence its worker for good.
   std::exception_ptr failure;
@@ -289,9 +324,14 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
     }
     heard_from(id);
   }
+  try {
+    deliver_lane_results(on_message);
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
   progress_sends();
   if (failure) std::rethrow_exception(failure);
-  return completed > 0;  // none came: a quiet round, after which the poller may back off
+  return completed > 0 || lanes_moved;  // none came: a quiet round, after which one may back off
 }
 
 void WorkerSet::receive(int id, const MPI_Status& status,
@@ -305,6 +345,10 @@ void WorkerSet::receive(int id, const MPI_Status& status,
     worker.channel.post_receive(request);
     if (worker.unreachable) return;  // lost for good (its channel failed): never revived
     worker.last_heard = now;
+    if (!worker.dead &&
+        (message->kind == MessageKind::lane || message->kind == MessageKind::lane_lost)) {
+      return on_lane_message(worker, *message, now);
+    }
     on_message(id, *message);
   } catch (const ProtocolError& error) {
     *request = MPI_REQUEST_NULL;
@@ -399,6 +443,7 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
   // answers again and is revived.
   worker.dead = true;
+  close_lane(worker);  // (its task process dies with it)
   silent_order_.unwatch(id);
   if (worker.busy) {
     worker.busy = false;
@@ -478,6 +523,125 @@ void WorkerSet::shut_down() {
   busy_ = 0;
   silent_order_.clear();
   count_.store(0);
+}
+
+// --- lanes ---
+
+bool WorkerSet::lane_fits(const Worker& worker, const PoolHandle& pool) const {
+  return lanes_ && !worker.lane_refused && pool.options.isolation == Isolation::process &&
+         !pool.options.maxtasksperchild && worker.info.host == master_host_;
+}
+
+void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
+                             std::initializer_list<std::span<const char>> parts) {
+  const int id = worker.info.id;
+  if (!worker.lane) {
+    worker.lane =
+        std::make_unique<Lane>(next_lane_id_++, [this, id](std::shared_ptr<Bytes> result) {
+          lane_results_.emplace_back(id, std::move(result));
+        });
+    laned_.push_back(id);
+    Bytes open;
+    append_raw(open, worker.lane->id());
+    append_raw(open, header.heartbeat_ms);
+    worker.channel.send(MessageKind::lane_open, {open});
+    sending_.push(id);
+    log::debug("{} is asked for a lane to its task process (pool of {} workers)",
+               where(worker.info), pool.workers.size());
+  }
+  Bytes body;
+  for (auto part : parts) body.insert(body.end(), part.begin(), part.end());
+  if (header.flags & kRunBroadcast) {  // for the worker to replay in later task processes
+    std::uint64_t lane = worker.lane->id();
+    worker.channel.send(MessageKind::replay, {bytes_of(lane), body});
+    sending_.push(id);
+  }
+  worker.lane->send(body, Clock::now());
+}
+
+void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::time_point now) {
+  BodyReader reader(message.body);
+  auto lane = reader.raw<std::uint64_t>();
+  if (!worker.lane || worker.lane->id() != lane) return;  // closed since (dropped, parked)
+  if (message.kind == MessageKind::lane_lost) {
+    worker.lane->lost(reader.string(), now);
+    close_lane(worker);
+    return;
+  }
+  auto fd = reader.raw<std::int32_t>();
+  std::string refusal = fd < 0 ? reader.string() : std::string();
+  if (fd >= 0) {
+    try {
+      worker.lane->attach(static_cast<pid_t>(worker.info.pid), fd, now);
+      return;
+    } catch (const Error& error) {
+      // A platform that keeps one process out of another's descriptors keeps every worker's:
+      // no more lanes. The worker is told to take its task process back (drop: it kills it).
+      log::warn(
+          "the master cannot reach the task processes of its workers ({}); their tasks go "
+          "through the workers",
+          error.what());
+      lanes_ = false;
+      worker.channel.send(MessageKind::drop);
+    }
+  } else {
+    log::info("{} could not lend its task process ({}); its tasks go through it",
+              where(worker.info), refusal);
+    worker.lane_refused = true;
+  }
+  // The chunks that waited for the lane go through the worker after all.
+  Bytes unsent = worker.lane->take_unsent();
+  close_lane(worker);
+  if (!unsent.empty()) worker.channel.send(MessageKind::run, {unsent});
+  sending_.push(worker.info.id);
+}
+
+bool WorkerSet::progress_lanes(Clock::time_point now) {
+  bool moved = false;
+  for (int id : laned_) {
+    Worker& worker = *workers_[id];
+    Lane& lane = *worker.lane;
+    if (lane.idle() || !lane.lent()) continue;
+    if (lane.progress(now)) {
+      moved = true;
+      worker.last_heard = now;  // its task process answered
+      watch_silence(id);
+    }
+    if (auto overdue = lane.newly_overdue(now)) {
+      std::uint64_t lane_id = lane.id();
+      worker.channel.send(MessageKind::lane_kill,
+                          {bytes_of(lane_id), bytes_of(overdue->chunk), bytes_of(overdue->item)});
+      sending_.push(id);
+    }
+  }
+  return moved;
+}
+
+void WorkerSet::deliver_lane_results(const std::function<void(int, Message&)>& on_message) {
+  if (lane_results_.empty()) return;
+  auto results = std::exchange(lane_results_, {});
+  std::exception_ptr failure;
+  for (auto& [id, entry] : results) {
+    Worker& worker = *workers_[id];
+    if (worker.dead) continue;  // its chunks were re-sent when it was lost
+    Message message{MessageKind::result, {}};
+    std::uint64_t size = entry->size();
+    append_raw(message.body, size);
+    message.body.insert(message.body.end(), entry->begin(), entry->end());
+    try {
+      on_message(id, message);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+    heard_from(id);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+void WorkerSet::close_lane(Worker& worker) {
+  if (!worker.lane) return;
+  worker.lane.reset();
+  std::erase(laned_, worker.info.id);
 }
 
 }  // namespace fiber::detail

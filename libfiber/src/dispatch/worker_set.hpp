@@ -5,6 +5,8 @@
 // scheduler decides what goes where, this part moves the bytes. What it does per message costs
 // the same however many workers there are: it lists a pool's workers that became idle or answered
 // (PoolHandle::idle, answered) for the scheduler, and follows only the sends still in flight.
+// The chunks of a worker on the master's host whose pool isolates tasks go through a lane
+// (lane.hpp): written into its task process's memory, answered there, with no MPI message.
 #pragma once
 
 #include <atomic>
@@ -30,7 +32,7 @@ namespace fiber::detail {
 
 class WorkerSet {
  public:
-  explicit WorkerSet(WorkerSpawner spawner) : spawner_(std::move(spawner)) {}
+  explicit WorkerSet(WorkerSpawner spawner);
 
   Worker& operator[](int id) { return *workers_[static_cast<std::size_t>(id)]; }
   const std::vector<std::unique_ptr<Worker>>& all() const { return workers_; }
@@ -129,6 +131,22 @@ class WorkerSet {
   void progress_sends();
   // Watches worker `id`'s silence if it is busy in an isolated pool, else no more.
   void watch_silence(int id);
+  // --- lanes ---
+  // Whether `pool`'s chunks to `worker` go through a lane: the worker is on the master's host,
+  // the pool isolates tasks and does not replace task processes (maxtasksperchild), and lanes
+  // work here.
+  bool lane_fits(const Worker& worker, const PoolHandle& pool) const;
+  // Sends a chunk's run entry into the worker's lane, asking for one first if it has none.
+  void send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
+                    std::initializer_list<std::span<const char>> parts);
+  // What the worker says of its lane (MessageKind::lane, lane_lost).
+  void on_lane_message(Worker& worker, const Message& message, Clock::time_point now);
+  // Writes into the lanes and takes their answers; true if anything moved.
+  bool progress_lanes(Clock::time_point now);
+  // Hands the results the lanes made to on_message, as result messages of their workers.
+  void deliver_lane_results(const std::function<void(int, Message&)>& on_message);
+  // The worker's lane is no more; what it held is the caller's to end.
+  void close_lane(Worker& worker);
 
   WorkerSpawner spawner_;
   std::vector<std::unique_ptr<Worker>> workers_;  // index = worker id
@@ -143,6 +161,12 @@ class WorkerSet {
   std::uint64_t failures_seen_ = 0;  // Channel::failures_so_far() at the last look
   std::vector<std::uint64_t> scratch_offsets_;
   std::unordered_map<int, std::vector<RelayedChunk>> relayed_by_;  // relay id -> stand-ins
+  std::string master_host_;                                        // where lanes can go
+  bool lanes_ = true;  // off with FIBER_LANES=0, or once a lane could not be mapped here
+  std::uint64_t next_lane_id_ = 1;
+  std::vector<int> laned_;  // workers with a lane
+  // Results the lanes made, for poll() to hand over: (worker id, result entry).
+  std::vector<std::pair<int, std::shared_ptr<Bytes>>> lane_results_;
   std::atomic<int> count_{0};
   std::atomic<int> parked_count_{0};
 };

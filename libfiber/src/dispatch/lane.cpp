@@ -1,0 +1,86 @@
+#include "dispatch/lane.hpp"
+
+#include "protocol.hpp"
+#include "trace/hop_trace.hpp"
+
+namespace fiber::detail {
+
+void Lane::attach(pid_t pid, int fd, Clock::time_point now) {
+  memory_.emplace(TaskMemory::open(pid, fd));
+  progress(now);
+}
+
+void Lane::send(std::span<const char> body, Clock::time_point now) {
+  RunHeader header;
+  std::memcpy(&header, body.data(), sizeof header);
+  hop_trace::mark(hop_trace::Point::worker_received, header.chunk_id);
+  chunks_.add(header, /*silent=*/false, now);
+  std::uint64_t size = body.size();
+  append_raw(unsent_, size);
+  unsent_.insert(unsent_.end(), body.begin(), body.end());
+  frames_.push_back({header.chunk_id, unsent_.size()});
+  if (memory_) write_unsent();
+}
+
+void Lane::write_unsent() {
+  if (written_ < unsent_.size()) {
+    written_ += memory_->down().write_some(std::span<const char>(unsent_).subspan(written_));
+  }
+  while (!frames_.empty() && frames_.front().end <= written_) {
+    hop_trace::mark(hop_trace::Point::worker_forwarded, frames_.front().chunk_id);
+    frames_.pop_front();
+  }
+  if (written_ == unsent_.size()) {
+    unsent_.clear();
+    written_ = 0;
+  }
+}
+
+Bytes Lane::take_unsent() { return std::exchange(unsent_, {}); }
+
+bool Lane::progress(Clock::time_point now) {
+  if (!memory_) return false;
+  bool moved = false;
+  if (!unsent_.empty()) {
+    std::size_t before = written_ + unsent_.size();
+    write_unsent();
+    moved = written_ + unsent_.size() != before;
+  }
+  if (answers_.read_from(memory_->up()) > 0) {
+    chunks_.take(answers_, now);
+    moved = true;
+  }
+  return moved;
+}
+
+std::optional<Lane::Overdue> Lane::newly_overdue(Clock::time_point now) {
+  if (!memory_ || chunks_.empty()) return std::nullopt;
+  const TaskProgress& page = memory_->progress();
+  std::uint64_t chunk = page.chunk.load(std::memory_order_acquire);
+  std::uint32_t item = page.item.load(std::memory_order_acquire);
+  auto started = Clock::time_point(
+      std::chrono::nanoseconds(page.item_started_ns.load(std::memory_order_acquire)));
+  auto blamed = chunks_.overdue(chunk, item, started, now);
+  if (!blamed) return std::nullopt;
+  if (kill_asked_ && kill_asked_->chunk == chunk && kill_asked_->item == item) return std::nullopt;
+  kill_asked_ = Overdue{chunk, item};
+  kill_asked_front_ = chunks_.front().chunk_id;
+  kill_blamed_ = *blamed;
+  return kill_asked_;
+}
+
+void Lane::lost(const std::string& reason, Clock::time_point now) {
+  if (memory_) {
+    answers_.read_from(memory_->up());  // what it wrote before it died
+    chunks_.take(answers_, now);
+  }
+  if (chunks_.empty()) return;
+  if (kill_asked_ && chunks_.front().chunk_id == kill_asked_front_) {
+    chunks_.timed_out(kill_blamed_, now);
+    return;
+  }
+  const TaskProgress* page = memory_ ? &memory_->progress() : nullptr;
+  chunks_.died(reason, page ? page->chunk.load() : 0, page ? page->item.load() : 0, now);
+}
+
+}  // namespace fiber::detail
