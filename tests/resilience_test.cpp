@@ -261,6 +261,22 @@ TEST_F(Resilience, WorkersFallingSilentOneAfterAnotherAreWaitedForLonger) {
   EXPECT_EQ(pool.map(fiber_test::square, items, 1), squares);
 }
 
+// Through a lane the master reaches the task process itself: a worker stopped (SIGSTOP) while
+// its task process runs costs nothing, its tasks are answered and it is not taken for lost.
+// Through the workers (FIBER_LANES=0) it is, after worker_timeout, and its tasks run elsewhere.
+TEST_F(Resilience, AStoppedWorkerStopsItsTasksOnlyWithoutALane) {
+  fiber::Pool pool({.processes = 1, .worker_timeout = 1000ms});
+  EXPECT_EQ(pool.apply(fiber_test::square, 3), 9);  // (a lane is open now, if lanes are on)
+  const long pid = pool.workers().at(0).pid;
+  ASSERT_EQ(kill(static_cast<pid_t>(pid), SIGSTOP), 0);
+  std::vector<int> items{1, 2, 3, 4}, squares{1, 4, 9, 16};
+  EXPECT_EQ(pool.map(fiber_test::square, items, 1), squares);
+  const char* lanes = std::getenv("FIBER_LANES");
+  const bool lanes_on = !lanes || std::string(lanes) != "0";
+  EXPECT_EQ(pool.stats().workers_lost, lanes_on ? 0u : 1u);
+  kill(static_cast<pid_t>(pid), SIGCONT);
+}
+
 TEST_F(Resilience, TasksRunInTheirOwnProcessUnlessIsolationIsNone) {
   fiber::Pool isolated({.processes = 1});
   EXPECT_NE(isolated.apply(task_process_pid, 0), isolated.workers().at(0).pid);

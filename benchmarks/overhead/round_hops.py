@@ -10,7 +10,10 @@ send).
     /usr/bin/python3 round_hops.py BUILD_DIR [--task-seconds S ...] [--total S] [--csv PATH]
 
 The trace adds a clock read and a store per point (tens of nanoseconds, against hops of
-microseconds). All processes are on this host, so their clocks are one.
+microseconds). All processes are on this host, so their clocks are one. A chunk that goes
+through a lane (the default pool, workers on the master's host: docs/design.md, "The lane")
+passes the points named after its worker in the master, which writes it into the task process's
+ring and reads its answer there.
 """
 
 import argparse

@@ -290,6 +290,7 @@ class Supervisor {
   // task process is killed too: what it holds the master has cancelled.
   void drop_all() {
     lane_asked_.reset();
+    lane_replayed_ = false;
     if (lane_) {
       process_.kill();
       lane_.reset();
@@ -309,6 +310,7 @@ class Supervisor {
   // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park() {
     lane_asked_.reset();
+    lane_replayed_ = false;
     lane_.reset();
     process_.stop();
     replayed_.clear();
@@ -360,17 +362,22 @@ class Supervisor {
     channel_.send(MessageKind::lane, {answer});
     lane_ = lane;
     lane_asked_.reset();
-    last_sent_ = Clock::now();
+    last_sent_ = last_lane_look_ = Clock::now();
     return true;
   }
 
   // The task process is the master's to feed: this worker sleeps until it dies or kLanePoll
-  // passes, reports a death, and heartbeats while the task process has work.
+  // passes, reports a death, and heartbeats while the task process has work, and once after it
+  // did not run for a heartbeat's interval (stopped, starved): a master that took it for lost
+  // meanwhile hears that it lives, though its task process may have nothing left to do.
   void watch_lent_process() {
     if (process_.wait_for_death(kLanePoll)) return report_lane_lost(process_.death());
-    if (process_.busy() && Clock::now() - last_sent_ >= lane_heartbeat_) {
+    const auto now = Clock::now();
+    const bool stalled = now - last_lane_look_ > lane_heartbeat_;
+    last_lane_look_ = now;
+    if ((process_.busy() || stalled) && now - last_sent_ >= lane_heartbeat_) {
       channel_.send(MessageKind::heartbeat);
-      last_sent_ = Clock::now();
+      last_sent_ = now;
     }
   }
 
@@ -576,6 +583,7 @@ class Supervisor {
   std::optional<std::uint64_t> lane_asked_;
   std::optional<std::uint64_t> lane_;
   Clock::duration lane_heartbeat_{};
+  Clock::time_point last_lane_look_;  // when it last looked at its lent task process
   bool lane_replayed_ = false;  // a new task process replays for the lane asked for
   bool parked_ = false;
   bool stopping_ = false;

@@ -1,5 +1,8 @@
 #include "dispatch/lane.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "protocol.hpp"
 #include "trace/hop_trace.hpp"
 
@@ -23,12 +26,16 @@ void Lane::send(std::span<const char> body, Clock::time_point now) {
 }
 
 void Lane::write_unsent() {
-  if (written_ < unsent_.size()) {
-    written_ += memory_->down().write_some(std::span<const char>(unsent_).subspan(written_));
-  }
-  while (!frames_.empty() && frames_.front().end <= written_) {
+  // As much as the ring has room for now (only this end writes: the room can only grow), each
+  // frame it completes marked first: the task process may start the chunk before the write
+  // returns.
+  std::size_t count = std::min(unsent_.size() - written_, memory_->down().space());
+  while (!frames_.empty() && frames_.front().end <= written_ + count) {
     hop_trace::mark(hop_trace::Point::worker_forwarded, frames_.front().chunk_id);
     frames_.pop_front();
+  }
+  if (count > 0) {
+    written_ += memory_->down().write_some(std::span<const char>(unsent_).subspan(written_, count));
   }
   if (written_ == unsent_.size()) {
     unsent_.clear();

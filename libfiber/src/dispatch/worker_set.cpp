@@ -528,6 +528,7 @@ void WorkerSet::shut_down() {
 // --- lanes ---
 
 bool WorkerSet::lane_fits(const Worker& worker, const PoolHandle& pool) const {
+  if (worker.lane) return true;  // (also once lanes_ went off: the worker waits on its lane)
   return lanes_ && !worker.lane_refused && pool.options.isolation == Isolation::process &&
          !pool.options.maxtasksperchild && worker.info.host == master_host_;
 }

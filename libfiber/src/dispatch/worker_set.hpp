@@ -132,9 +132,9 @@ class WorkerSet {
   // Watches worker `id`'s silence if it is busy in an isolated pool, else no more.
   void watch_silence(int id);
   // --- lanes ---
-  // Whether `pool`'s chunks to `worker` go through a lane: the worker is on the master's host,
-  // the pool isolates tasks and does not replace task processes (maxtasksperchild), and lanes
-  // work here.
+  // Whether `pool`'s chunks to `worker` go through a lane: it has one, or it is on the master's
+  // host, the pool isolates tasks and does not replace task processes (maxtasksperchild), and
+  // lanes work here.
   bool lane_fits(const Worker& worker, const PoolHandle& pool) const;
   // Sends a chunk's run entry into the worker's lane, asking for one first if it has none.
   void send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
