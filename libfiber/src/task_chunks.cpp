@@ -79,21 +79,15 @@ void TaskChunks::timed_out(std::uint32_t item, Clock::time_point now) {
   abandon_rest();
 }
 
-void TaskChunks::cancel_all() {
-  for (const auto& chunk : chunks_) {
-    if (!chunk.silent) {
-      finished_(std::make_shared<Bytes>(
-          result_header(chunk.header.chunk_id, 0, ChunkStatus::cancelled, Clock::duration())));
-    }
-  }
-  chunks_.clear();
-}
+void TaskChunks::cancel_all() { end_all(ChunkStatus::cancelled); }
 
-void TaskChunks::abandon_rest() {
+void TaskChunks::abandon_rest() { end_all(ChunkStatus::not_run); }
+
+void TaskChunks::end_all(ChunkStatus status) {
   for (const auto& chunk : chunks_) {
     if (!chunk.silent) {
       finished_(std::make_shared<Bytes>(
-          result_header(chunk.header.chunk_id, 0, ChunkStatus::not_run, Clock::duration())));
+          result_header(chunk.header.chunk_id, 0, status, Clock::duration())));
     }
   }
   chunks_.clear();

@@ -66,6 +66,8 @@ class TaskChunks {
                     Clock::duration ran);
   // The chunks behind a death did not run.
   void abandon_rest();
+  // Every chunk ends with `status` and no item.
+  void end_all(ChunkStatus status);
 
   Finished finished_;
   std::deque<Sent> chunks_;

@@ -17,24 +17,20 @@ inline std::size_t open_file_descriptors() {
   return count;
 }
 
-// Shared anonymous mappings (mmap MAP_SHARED | MAP_ANONYMOUS): "/dev/zero (deleted)" in maps.
-inline std::size_t shared_anonymous_mappings() {
+// Mappings of this process whose line in /proc/self/maps names `file`.
+inline std::size_t mappings_of(const std::string& file) {
   std::ifstream maps("/proc/self/maps");
   std::size_t count = 0;
   for (std::string line; std::getline(maps, line);) {
-    if (line.find("/dev/zero (deleted)") != std::string::npos) ++count;
+    if (line.find(file) != std::string::npos) ++count;
   }
   return count;
 }
 
+// Shared anonymous mappings (mmap MAP_SHARED | MAP_ANONYMOUS): "/dev/zero (deleted)" in maps.
+inline std::size_t shared_anonymous_mappings() { return mappings_of("/dev/zero (deleted)"); }
+
 // Mappings of task processes' memories (task_memory.hpp: a memfd named fiber-task-process).
-inline std::size_t task_memory_mappings() {
-  std::ifstream maps("/proc/self/maps");
-  std::size_t count = 0;
-  for (std::string line; std::getline(maps, line);) {
-    if (line.find("/memfd:fiber-task-process") != std::string::npos) ++count;
-  }
-  return count;
-}
+inline std::size_t task_memory_mappings() { return mappings_of("/memfd:fiber-task-process"); }
 
 }  // namespace fiber::unit
