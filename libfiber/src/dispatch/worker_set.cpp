@@ -38,10 +38,14 @@ RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t 
               1, pool.options.worker_timeout.count() / kHeartbeatsPerWorkerTimeout))};
 }
 
-// Lanes are on unless FIBER_LANES is 0 (docs/design.md, "The lane").
+// Lanes are on unless FIBER_LANES is 0 (docs/design.md, "The lane"); a value other than 0 or 1
+// is said once and leaves them on.
 bool lanes_wanted() {
   const char* value = std::getenv("FIBER_LANES");
-  return !value || std::strcmp(value, "0") != 0;
+  if (!value || std::strcmp(value, "1") == 0) return true;
+  if (std::strcmp(value, "0") == 0) return false;
+  log::warn("FIBER_LANES={} is neither 0 nor 1; lanes stay on", value);
+  return true;
 }
 
 }  // namespace
