@@ -14,8 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "backoff.hpp"
 #include "busy_heartbeat.hpp"
 #include "item_runner.hpp"
@@ -584,7 +582,7 @@ class Supervisor {
   std::optional<std::uint64_t> lane_;
   Clock::duration lane_heartbeat_{};
   Clock::time_point last_lane_look_;  // when it last looked at its lent task process
-  bool lane_replayed_ = false;  // a new task process replays for the lane asked for
+  bool lane_replayed_ = false;        // a new task process replays for the lane asked for
   bool parked_ = false;
   bool stopping_ = false;
   bool disconnect_ = true;
