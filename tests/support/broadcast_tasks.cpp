@@ -41,6 +41,14 @@ std::pair<long, int> held_generation(int) {
   return {fiber::this_worker().pid, whole ? generation : -1};
 }
 
+std::vector<int> held_by_the_pool(fiber::Pool& pool) {
+  std::vector<int> generations;
+  for (auto [pid, held] : pool.map(held_generation, std::vector<int>(kItems), 1)) {
+    generations.push_back(held);
+  }
+  return generations;
+}
+
 std::vector<int> held_by_every_worker(fiber::Pool& pool) {
   std::vector<int> generations;
   std::set<long> ran_on;
