@@ -39,24 +39,22 @@ void TaskChunks::take(task_pipe::AnswerReader& answers, Clock::time_point now) {
   }
 }
 
-std::optional<std::uint32_t> TaskChunks::overdue(std::uint64_t current_chunk,
-                                                 std::uint32_t current_item,
-                                                 Clock::time_point item_started,
+std::optional<std::uint32_t> TaskChunks::overdue(const TaskProgress& page,
                                                  Clock::time_point now) const {
   if (chunks_.empty()) return std::nullopt;
+  const std::uint64_t current_chunk = page.chunk.load(std::memory_order_acquire);
   const Sent& front = chunks_.front();
   if (front.header.timeout_ms == 0 || current_chunk > front.header.chunk_id) {
     return std::nullopt;  // moved past it: its records are still on the way
   }
   // It runs the front chunk, or is about to (its clock starts when the chunk before it ended).
   bool running_front = current_chunk == front.header.chunk_id;
-  auto started = running_front ? item_started : std::max(front.sent, last_record_);
+  auto started = running_front ? page.item_started() : std::max(front.sent, last_record_);
   if (now - started <= std::chrono::milliseconds(front.header.timeout_ms)) return std::nullopt;
-  return running_front ? current_item : front.done;
+  return running_front ? page.item.load() : front.done;
 }
 
-void TaskChunks::died(const std::string& reason, std::uint64_t current_chunk,
-                      std::uint32_t current_item, Clock::time_point now) {
+void TaskChunks::died(const std::string& reason, const TaskProgress& page, Clock::time_point now) {
   // A chunk whose records all came but not its run time (it died writing them) is complete.
   if (!chunks_.empty() && chunks_.front().done == chunks_.front().header.count) {
     finish_front(ChunkStatus::complete, {}, 0, now - chunks_.front().sent);
@@ -65,7 +63,7 @@ void TaskChunks::died(const std::string& reason, std::uint64_t current_chunk,
   // front chunk's next item is blamed then.
   if (chunks_.empty()) return;
   const Sent& front = chunks_.front();
-  std::uint32_t item = current_chunk == front.header.chunk_id ? current_item : front.done;
+  std::uint32_t item = page.chunk.load() == front.header.chunk_id ? page.item.load() : front.done;
   finish_front(ChunkStatus::crashed, reason, item, now - front.sent);
   abandon_rest();
 }

@@ -15,6 +15,7 @@
 
 #include "fiber/serialization.hpp"
 #include "protocol.hpp"
+#include "task_memory.hpp"
 #include "task_pipe.hpp"
 
 namespace fiber::detail {
@@ -39,14 +40,12 @@ class TaskChunks {
 
   // Takes the records and run times in `answers` and ends the chunks they complete.
   void take(task_pipe::AnswerReader& answers, Clock::time_point now);
-  // The item of the front chunk that ran past its timeout, if one did. `current_chunk`,
-  // `current_item` and `item_started` are what the task process's progress page says.
-  std::optional<std::uint32_t> overdue(std::uint64_t current_chunk, std::uint32_t current_item,
-                                       Clock::time_point item_started, Clock::time_point now) const;
+  // The item of the front chunk that ran past its timeout, if one did, by the task process's
+  // progress page.
+  std::optional<std::uint32_t> overdue(const TaskProgress& page, Clock::time_point now) const;
   // The task process died, and every record it wrote was taken: the chunk it ran crashed (on the
   // item its progress page names), the ones behind it did not run.
-  void died(const std::string& reason, std::uint64_t current_chunk, std::uint32_t current_item,
-            Clock::time_point now);
+  void died(const std::string& reason, const TaskProgress& page, Clock::time_point now);
   // Item `item` of the front chunk ran past its timeout, and the task process was killed.
   void timed_out(std::uint32_t item, Clock::time_point now);
   // The pool was terminated: every chunk ends cancelled.

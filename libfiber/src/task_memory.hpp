@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,11 @@ struct TaskProgress {
   std::atomic<std::uint64_t> answered{0};        // id of the last chunk whose answer it wrote
   // Written by the worker: 1 once it lent the memory to the master (a lane).
   std::atomic<std::uint32_t> lent{0};
+
+  std::chrono::steady_clock::time_point item_started() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(item_started_ns.load(std::memory_order_acquire)));
+  }
 };
 // The mapping holds a TaskProgress made in place and never destroyed: unmapping it is enough.
 static_assert(std::is_trivially_destructible_v<TaskProgress>);

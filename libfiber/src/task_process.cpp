@@ -118,7 +118,7 @@ constexpr auto kTraceWriteWait = 1000ms;
 void TaskProcess::start() {
   // A memory of its own: the master may still hold the last child's, and write into it.
   memory_.emplace(TaskMemory::create());
-  progress().item_started_ns.store(now_ns());
+  memory_->progress().item_started_ns.store(now_ns());
   taken_while_sending_.clear();
   auto death_pipe = posix::open_pipe(O_CLOEXEC);
   if (!death_pipe) fail("create a pipe");
@@ -126,7 +126,7 @@ void TaskProcess::start() {
   if (pid < 0) fail("fork");
   if (pid == 0) {
     death_pipe->read.reset();
-    serve_chunks(memory_->down(), memory_->up(), progress());  // keeps the write end open
+    serve_chunks(memory_->down(), memory_->up(), memory_->progress());  // keeps the write end open
   }
   pid_ = pid;
   from_child_ = std::move(death_pipe->read);
@@ -153,11 +153,6 @@ void TaskProcess::stop() {
   reap();
 }
 
-std::chrono::steady_clock::time_point TaskProcess::item_started() const {
-  return std::chrono::steady_clock::time_point(
-      std::chrono::nanoseconds(progress().item_started_ns.load(std::memory_order_acquire)));
-}
-
 std::string TaskProcess::kill() {
   ::kill(pid_, SIGKILL);
   return reap();
@@ -176,7 +171,7 @@ bool TaskProcess::send(std::span<const char> body) {
   });
 }
 
-void TaskProcess::lend() { progress().lent.store(1); }
+void TaskProcess::lend() { memory_->progress().lent.store(1); }
 
 bool TaskProcess::busy() const {
   return !memory_->down().empty() || progress().chunk.load() != progress().answered.load();

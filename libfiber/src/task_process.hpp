@@ -52,7 +52,8 @@ class TaskProcess {
 
   std::uint64_t current_chunk() const { return progress().chunk.load(); }
   std::uint32_t current_item() const { return progress().item.load(); }
-  std::chrono::steady_clock::time_point item_started() const;
+  // The running (or last) child's progress page.
+  const TaskProgress& progress() const { return memory_->progress(); }
 
   // --- a child whose memory is lent to the master (who then alone writes and reads its rings) ---
   // The descriptor of the running child's memory in this process, for /proc/<pid>/fd.
@@ -67,7 +68,6 @@ class TaskProcess {
   std::string death() { return reap(); }
 
  private:
-  TaskProgress& progress() const { return memory_->progress(); }
   bool child_gone() const;
   std::string reap();
   pid_t pid_ = -1;

@@ -524,13 +524,11 @@ class Supervisor {
     bool progressed = answers_.received() != before;
     chunks_.take(answers_, Clock::now());
     if (!alive) {
-      chunks_.died("the task process " + death, process_.current_chunk(), process_.current_item(),
-                   Clock::now());
+      chunks_.died("the task process " + death, process_.progress(), Clock::now());
       answers_.clear();
       return true;
     }
-    if (auto item = chunks_.overdue(process_.current_chunk(), process_.current_item(),
-                                    process_.item_started(), Clock::now())) {
+    if (auto item = chunks_.overdue(process_.progress(), Clock::now())) {
       process_.kill();
       chunks_.timed_out(*item, Clock::now());
       answers_.clear();

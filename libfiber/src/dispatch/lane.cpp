@@ -63,12 +63,10 @@ bool Lane::progress(Clock::time_point now) {
 std::optional<Lane::Overdue> Lane::newly_overdue(Clock::time_point now) {
   if (!memory_ || chunks_.empty()) return std::nullopt;
   const TaskProgress& page = memory_->progress();
+  auto blamed = chunks_.overdue(page, now);
+  if (!blamed) return std::nullopt;
   std::uint64_t chunk = page.chunk.load(std::memory_order_acquire);
   std::uint32_t item = page.item.load(std::memory_order_acquire);
-  auto started = Clock::time_point(
-      std::chrono::nanoseconds(page.item_started_ns.load(std::memory_order_acquire)));
-  auto blamed = chunks_.overdue(chunk, item, started, now);
-  if (!blamed) return std::nullopt;
   if (kill_asked_ && kill_asked_->chunk == chunk && kill_asked_->item == item) return std::nullopt;
   kill_asked_ = Overdue{chunk, item};
   kill_asked_front_ = chunks_.front().chunk_id;
@@ -77,17 +75,14 @@ std::optional<Lane::Overdue> Lane::newly_overdue(Clock::time_point now) {
 }
 
 void Lane::lost(const std::string& reason, Clock::time_point now) {
-  if (memory_) {
-    answers_.read_from(memory_->up());  // what it wrote before it died
-    chunks_.take(answers_, now);
-  }
+  answers_.read_from(memory_->up());  // what it wrote before it died
+  chunks_.take(answers_, now);
   if (chunks_.empty()) return;
   if (kill_asked_ && chunks_.front().chunk_id == kill_asked_front_) {
     chunks_.timed_out(kill_blamed_, now);
     return;
   }
-  const TaskProgress* page = memory_ ? &memory_->progress() : nullptr;
-  chunks_.died(reason, page ? page->chunk.load() : 0, page ? page->item.load() : 0, now);
+  chunks_.died(reason, memory_->progress(), now);
 }
 
 }  // namespace fiber::detail

@@ -49,8 +49,8 @@ class Lane {
   bool progress(Clock::time_point now);
   // An item running past its timeout that this end has not asked to kill yet, if any.
   std::optional<Overdue> newly_overdue(Clock::time_point now);
-  // The task process died (`reason`, from its worker): every record it wrote is taken, then the
-  // chunk it ran ends crashed, or timed out if this end asked for the kill.
+  // The task process of a lent lane died (`reason`, from its worker): every record it wrote is
+  // taken, then the chunk it ran ends crashed, or timed out if this end asked for the kill.
   void lost(const std::string& reason, Clock::time_point now);
   // The pool was terminated: every chunk ends cancelled.
   void cancel_all() { chunks_.cancel_all(); }
