@@ -111,14 +111,16 @@ bool ProgressEngine::round(Listen listen) {
 bool ProgressEngine::drive(const std::function<bool()>& ready,
                            std::optional<Clock::time_point> deadline) {
   if (t_in_round) return false;
-  // Work the last driver leaves in flight is the thread's again at once: it is told, rather than
-  // waking every kLookAgain while callers drive (a wake-up per millisecond of a wait cost the
-  // master ~1-2 % of a core in futex calls while it did nothing).
+  // The last driver to leave tells the thread only if it sleeps until told (wait_while_driven):
+  // else the thread looks again within kLookAgain anyway.
   struct Driving {
     ProgressEngine& engine;
-    explicit Driving(ProgressEngine& e) : engine(e) { engine.drivers_.fetch_add(1); }
+    explicit Driving(ProgressEngine& e) : engine(e) {
+      engine.drives_.fetch_add(1);
+      engine.drivers_.fetch_add(1);
+    }
     ~Driving() {
-      if (engine.drivers_.fetch_sub(1) != 1) return;
+      if (engine.drivers_.fetch_sub(1) != 1 || !engine.waits_until_told_.load()) return;
       { std::lock_guard lock(engine.inbox_mutex_); }  // a thread between its check and its wait
       engine.inbox_changed_.notify_all();
     }
@@ -140,14 +142,28 @@ bool ProgressEngine::drive(const std::function<bool()>& ready,
   return true;
 }
 
+bool ProgressEngine::wait_while_driven() {
+  std::unique_lock lock(inbox_mutex_);
+  while (!stopping_ && drivers_.load() > 0) {
+    std::uint64_t drives = drives_.load();
+    if (drives != drives_seen_) {  // callers come and go: look again soon, untold
+      drives_seen_ = drives;
+      inbox_changed_.wait_for(lock, kLookAgain);
+      continue;
+    }
+    // The same drive for kLookAgain: sleep until the last driver leaves and tells (both sides
+    // order the flag and drivers_ sequentially consistently, so that one sees the other).
+    waits_until_told_.store(true);
+    inbox_changed_.wait(lock, [this] { return drivers_.load() == 0 || stopping_; });
+    waits_until_told_.store(false);
+  }
+  return !stopping_;
+}
+
 void ProgressEngine::loop() {
   Backoff backoff(kSpinFor, kMaxSleep);
   for (;;) {
-    {
-      std::unique_lock lock(inbox_mutex_);
-      inbox_changed_.wait(lock, [this] { return drivers_.load() == 0 || stopping_; });
-      if (stopping_) break;
-    }
+    if (!wait_while_driven()) break;
     ProgressLock progress(progress_mutex_);
     if (drivers_.load() > 0) continue;
     if (round(Listen::to_workers)) {

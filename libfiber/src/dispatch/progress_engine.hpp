@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <future>
@@ -43,7 +44,11 @@ class ProgressEngine final : public ProgressDriver {
 
   // Shortly after anything happened the thread looks again this often (a caller may have left
   // work in flight and gone on computing); after kQuietBeforeSleep of nothing it sleeps until
-  // told. While callers drive progress it sleeps until the last of them stops.
+  // told. While callers drive progress it looks again this often as long as drives begin (a
+  // caller's get() after get() leaves work in flight between two: a wake-up of the thread at the
+  // end of each made the paper's 100 us rounds 1.10-1.25x plain MPI's, against 1.02-1.06x
+  // without), and sleeps until the last driver leaves once one drive lasts (a wake-up per
+  // millisecond of a long wait cost ~1-2 % of a core).
   static constexpr auto kLookAgain = std::chrono::milliseconds(1);
   static constexpr auto kQuietBeforeSleep = std::chrono::milliseconds(100);
 
@@ -82,6 +87,8 @@ class ProgressEngine final : public ProgressDriver {
 
  private:
   void loop();
+  // Sleeps while callers drive (see kLookAgain); false once the engine stops.
+  bool wait_while_driven();
   // One round: the commands, then Work::step; the caller holds progress_mutex_.
   bool round(Listen listen);
   void wake_if_asleep();
@@ -91,6 +98,10 @@ class ProgressEngine final : public ProgressDriver {
   // touched under it.
   std::mutex progress_mutex_;
   std::atomic<int> drivers_{0};  // callers waiting for results and driving progress meanwhile
+  std::atomic<std::uint64_t> drives_{0};  // drives begun so far
+  std::uint64_t drives_seen_ = 0;         // by the thread when it last looked
+  // The thread sleeps until the last driver leaves and tells it.
+  std::atomic<bool> waits_until_told_{false};
   // The thread sleeps until told (nothing to poll for a while): a caller that leaves work in
   // flight must wake it.
   std::atomic<bool> asleep_{false};
