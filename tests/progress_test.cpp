@@ -3,13 +3,15 @@
 // aside): work they leave in flight when they go back to computing still completes, and several
 // threads waiting at once each get their own results. While nothing comes from the workers,
 // neither the waiting caller nor the dispatcher thread spins: the master's CPU time stays a
-// small part of a long task's.
+// small part of a long task's; nor does a worker whose task process the master feeds itself.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -54,6 +56,37 @@ TEST(Progress, TheMasterDoesNotSpinWhileATaskRuns) {
   std::this_thread::sleep_for(task);  // the dispatcher thread polls alone
   EXPECT_EQ(running.get(), 2);
   EXPECT_LT(cpu_time() - before, kMostQuietCpuShare * task);
+}
+
+// How often process `pid`'s main thread was switched out so far (/proc/<pid>/status), or -1.
+long context_switches(long pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  long switches = 0;
+  int found = 0;
+  for (std::string field; status >> field;) {
+    if (field == "voluntary_ctxt_switches:" || field == "nonvoluntary_ctxt_switches:") {
+      long count = 0;
+      status >> count;
+      switches += count;
+      ++found;
+    }
+  }
+  return found == 2 ? switches : -1;
+}
+
+// A worker on the master's host lends its task process to the master (docs/design.md, "The
+// lane") and sleeps until the master rings it: looking at MPI every millisecond instead, it was
+// switched out ~1,800 times during the task.
+constexpr long kMostLentWorkerSwitches = kLongTaskMs / 20;
+
+TEST(Progress, ALentWorkerSleepsWhileItsTaskRuns) {
+  fiber::Pool pool({.processes = 1});
+  EXPECT_EQ(pool.apply(sleep_then, 0, 0), 0);  // its task process is lent from now on
+  const long worker = pool.workers().at(0).pid;
+  const long before = context_switches(worker);
+  ASSERT_GE(before, 0) << "no /proc/" << worker << "/status";
+  EXPECT_EQ(pool.apply(sleep_then, 1, kLongTaskMs), 1);
+  EXPECT_LT(context_switches(worker) - before, kMostLentWorkerSwitches);
 }
 
 TEST(Progress, ApplyAsyncCompletesWhileTheMasterComputes) {

@@ -143,6 +143,7 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
     char* out = first->data() + sizeof header;
     for (auto part : parts) out = std::copy(part.begin(), part.end(), out);
     start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
+    if (doorbell_) doorbell_->ring();
     return;
   }
   start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
@@ -163,6 +164,7 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
     std::size_t piece = std::min(kPieceBytes, bulk.size() - offset);
     start_send(bulk.data() + offset, piece, kBodyTag, nullptr, keep_alive);
   }
+  if (doorbell_) doorbell_->ring();
 }
 
 bool Channel::progress_sends() {

@@ -24,6 +24,7 @@
 
 #include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
+#include "lane_doorbell.hpp"
 #include "mpi/request.hpp"
 
 namespace fiber::detail {
@@ -244,6 +245,12 @@ class Channel {
   void send(MessageKind kind, std::initializer_list<std::span<const char>> parts,
             std::shared_ptr<const void> keep_alive = nullptr);
   void send(MessageKind kind) { send(kind, {}); }
+  // Rings `doorbell` after every send from now on (none: stops): the peer sleeps in poll on it.
+  void ring_after_sends(std::shared_ptr<const LaneDoorbellRing> doorbell) {
+    doorbell_ = std::move(doorbell);
+  }
+  // Whether a large body is being received (its sender waits for this side's progress).
+  bool receiving_body() const { return large_.has_value(); }
   // Completes what it can of the sends in flight; true if none is left.
   bool progress_sends();
   void wait_sends();
@@ -273,6 +280,7 @@ class Channel {
   Bytes large_body_;
   std::size_t large_received_ = 0;
   std::deque<PendingSend> sends_;
+  std::shared_ptr<const LaneDoorbellRing> doorbell_;
   std::optional<std::string> failure_;
   static inline std::atomic<std::uint64_t> failures_{0};
 };

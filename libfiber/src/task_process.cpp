@@ -177,9 +177,9 @@ bool TaskProcess::busy() const {
   return !memory_->down().empty() || progress().chunk.load() != progress().answered.load();
 }
 
-bool TaskProcess::wait_for_death(std::chrono::milliseconds timeout) const {
-  pollfd hung_up{from_child_.get(), POLLIN, 0};
-  return poll(&hung_up, 1, static_cast<int>(timeout.count())) != 0;
+bool TaskProcess::wait_for_death(std::chrono::milliseconds timeout, int wakes) const {
+  pollfd watched[] = {{from_child_.get(), POLLIN, 0}, {wakes, POLLIN, 0}};  // (-1: not polled)
+  return poll(watched, 2, static_cast<int>(timeout.count())) > 0 && watched[0].revents != 0;
 }
 
 bool TaskProcess::child_gone() const {

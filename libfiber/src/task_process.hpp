@@ -62,8 +62,9 @@ class TaskProcess {
   void lend();
   // Whether the child has a chunk to run or runs one, as far as its memory says.
   bool busy() const;
-  // Sleeps until the child dies, for at most `timeout`; whether it died (then death() says how).
-  bool wait_for_death(std::chrono::milliseconds timeout) const;
+  // Sleeps until the child dies, `wakes` (a descriptor, or -1) is readable, or `timeout` passes;
+  // whether the child died (then death() says how).
+  bool wait_for_death(std::chrono::milliseconds timeout, int wakes = -1) const;
   // Reaps a child that died: how it ended.
   std::string death() { return reap(); }
 

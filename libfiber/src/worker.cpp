@@ -17,6 +17,7 @@
 #include "backoff.hpp"
 #include "busy_heartbeat.hpp"
 #include "item_runner.hpp"
+#include "lane_doorbell.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "mpi/intercomm.hpp"
@@ -47,9 +48,15 @@ std::string host_name() {
   return std::string(name, size);
 }
 
-// How long a worker whose task process is lent to the master sleeps between looks for messages:
-// it is off every task's path, and its task process's death wakes it at once.
+// A worker whose task process is lent to the master is off every task's path: it sleeps in poll
+// until its task process dies or the master rings its doorbell (lane_doorbell.hpp), and looks at
+// MPI at least every kLaneNap anyway (the master's death; at most half the heartbeat interval).
+constexpr auto kLaneNap = 100ms;
+// For kLaneAwake after a message or a ring, and while MPI has work for it (a send not complete, a
+// large body coming), it looks every kLanePoll instead: a message whose transfer needs this side's
+// progress (a rendezvous) completes without another ring.
 constexpr auto kLanePoll = 1ms;
+constexpr auto kLaneAwake = 20ms;
 
 // The worker's MPI process: takes chunks from the master, runs them (in its task process when
 // the pool isolates tasks, else itself), sends results, heartbeats and crash reports. Several
@@ -72,8 +79,9 @@ class Supervisor {
       if (stopping_) break;
       active |= take_relayed();
       if (lane_) {
-        watch_lent_process();
-        channel_.progress_sends();
+        if (active) last_lane_message_ = Clock::now();
+        bool sent = channel_.progress_sends();
+        watch_lent_process(/*mpi_busy=*/!sent || channel_.receiving_body());
         continue;
       }
       active |= start_queued();
@@ -354,9 +362,21 @@ class Supervisor {
         return true;  // lent once the replay is done
       }
     }
+    if (!doorbell_) {
+      try {
+        doorbell_.emplace();
+      } catch (const Error& error) {
+        lane_asked_.reset();
+        append_raw(answer, std::int32_t{-1});
+        append_string(answer, error.what());
+        channel_.send(MessageKind::lane, {answer});
+        return true;
+      }
+    }
     lane_replayed_ = false;
     process_.lend();
     append_raw(answer, static_cast<std::int32_t>(process_.memory_fd()));
+    append_raw(answer, static_cast<std::int32_t>(doorbell_->lent_fd()));
     channel_.send(MessageKind::lane, {answer});
     lane_ = lane;
     lane_asked_.reset();
@@ -364,13 +384,21 @@ class Supervisor {
     return true;
   }
 
-  // The task process is the master's to feed: this worker sleeps until it dies or kLanePoll
-  // passes, reports a death, and heartbeats while the task process has work, and once after it
-  // did not run for a heartbeat's interval (stopped, starved): a master that took it for lost
-  // meanwhile hears that it lives, though its task process may have nothing left to do.
-  void watch_lent_process() {
-    if (process_.wait_for_death(kLanePoll)) return report_lane_lost(process_.death());
+  // The task process is the master's to feed: this worker sleeps until it dies, the master rings
+  // or a nap passes (kLaneNap, or kLanePoll while MPI is busy or a message came just now),
+  // reports a death, and heartbeats while the task process has work, and once after it did not
+  // run for a heartbeat's interval (stopped, starved): a master that took it for lost meanwhile
+  // hears that it lives, though its task process may have nothing left to do.
+  void watch_lent_process(bool mpi_busy) {
+    const bool awake = mpi_busy || Clock::now() - last_lane_message_ < kLaneAwake;
+    const auto nap =
+        awake
+            ? kLanePoll
+            : std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(lane_heartbeat_ / 2),
+                         kLanePoll, std::chrono::milliseconds(kLaneNap));
+    if (process_.wait_for_death(nap, doorbell_->fd())) return report_lane_lost(process_.death());
     const auto now = Clock::now();
+    if (doorbell_->answer()) last_lane_message_ = now;
     const bool stalled = now - last_lane_look_ > lane_heartbeat_;
     last_lane_look_ = now;
     if ((process_.busy() || stalled) && now - last_sent_ >= lane_heartbeat_) {
@@ -579,8 +607,11 @@ class Supervisor {
   std::optional<std::uint64_t> lane_asked_;
   std::optional<std::uint64_t> lane_;
   Clock::duration lane_heartbeat_{};
-  Clock::time_point last_lane_look_;  // when it last looked at its lent task process
-  bool lane_replayed_ = false;        // a new task process replays for the lane asked for
+  Clock::time_point last_lane_look_;     // when it last looked at its lent task process
+  Clock::time_point last_lane_message_;  // when a message or a ring last came while lent
+  // Rung by the master while the task process is lent (made with the first lane).
+  std::optional<LaneDoorbell> doorbell_;
+  bool lane_replayed_ = false;  // a new task process replays for the lane asked for
   bool parked_ = false;
   bool stopping_ = false;
   bool disconnect_ = true;

@@ -12,12 +12,14 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fiber/errors.hpp"
 #include "fiber/task.hpp"
+#include "lane_doorbell.hpp"
 #include "posix/unique_fd.hpp"
 #include "run_bodies.hpp"
 #include "task_process.hpp"
@@ -83,7 +85,7 @@ class LaneTest : public ::testing::Test {
  protected:
   void SetUp() override { process_.start(); }
 
-  void attach() { lane_.attach(getpid(), process_.memory_fd(), Clock::now()); }
+  void attach() { lane_.attach(getpid(), process_.memory_fd(), doorbell_.lent_fd(), Clock::now()); }
 
   void send(const Bytes& body) { lane_.send(body, Clock::now()); }
 
@@ -96,6 +98,7 @@ class LaneTest : public ::testing::Test {
   }
 
   TaskProcess process_;
+  fiber::detail::LaneDoorbell doorbell_;
   std::vector<Result> results_;
   Lane lane_{1, [this](std::shared_ptr<Bytes> entry) { results_.push_back(read_result(*entry)); }};
 };
@@ -195,6 +198,48 @@ TEST_F(LaneTest, ATerminatedPoolsChunksEndCancelled) {
   ASSERT_EQ(results_.size(), 2u);
   for (const auto& result : results_) EXPECT_EQ(result.header.status, ChunkStatus::cancelled);
   EXPECT_TRUE(lane_.idle());
+}
+
+TEST_F(LaneTest, TheDoorbellOpenedWithTheLaneWakesItsWorker) {
+  attach();
+  EXPECT_FALSE(doorbell_.answer());
+  lane_.doorbell()->ring();
+  lane_.doorbell()->ring();
+  EXPECT_TRUE(doorbell_.answer());  // both rings at once
+  EXPECT_FALSE(doorbell_.answer());
+}
+
+// The worker's sleep while its task process is lent: a ring ends it, and is not a death; a death
+// still is.
+TEST_F(LaneTest, ARingEndsTheWorkersWaitForItsTaskProcessAndADeathStillDoes) {
+  attach();
+  EXPECT_FALSE(process_.wait_for_death(1ms, doorbell_.fd()));  // nothing: the nap passes
+  lane_.doorbell()->ring();
+  auto started = Clock::now();
+  EXPECT_FALSE(process_.wait_for_death(kPatience, doorbell_.fd()));
+  EXPECT_LT(Clock::now() - started, kPatience);  // ended by the ring, not the time
+  EXPECT_TRUE(doorbell_.answer());
+  send(fiber::unit::run_body("lane_crash_on", {argument(lane_crash_on, -1)}, {.chunk_id = 1}));
+  ASSERT_TRUE(process_.wait_for_death(kPatience, doorbell_.fd()));
+  lane_.lost("the task process " + process_.death(), Clock::now());
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].header.status, ChunkStatus::crashed);
+}
+
+TEST(LaneDoorbell, RingingAGoneOrFullDoorbellNeitherBlocksNorRaisesSigpipe) {
+  std::optional<fiber::detail::LaneDoorbell> doorbell(std::in_place);
+  auto ring = fiber::detail::LaneDoorbellRing::open(getpid(), doorbell->lent_fd());
+  for (int i = 0; i < 200'000; ++i) ring.ring();  // past a pipe's 64 KiB: full, not blocked
+  EXPECT_TRUE(doorbell->answer());
+  doorbell.reset();  // the worker's ends are closed, as when it died
+  ring.ring();       // SIGPIPE would end this test process here
+}
+
+TEST(LaneDoorbell, AnotherFileIsNotTakenForADoorbell) {
+  fiber::posix::UniqueFd file(memfd_create("not-a-doorbell", MFD_CLOEXEC));
+  ASSERT_TRUE(file);
+  EXPECT_THROW(fiber::detail::LaneDoorbellRing::open(getpid(), file.get()), fiber::Error);
+  EXPECT_THROW(fiber::detail::LaneDoorbellRing::open(getpid(), 100'000), fiber::Error);
 }
 
 TEST(TaskMemory, AnotherFileIsNotTakenForATaskProcessesMemory) {

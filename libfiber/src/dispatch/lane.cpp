@@ -8,8 +8,10 @@
 
 namespace fiber::detail {
 
-void Lane::attach(pid_t pid, int fd, Clock::time_point now) {
-  memory_.emplace(TaskMemory::open(pid, fd));
+void Lane::attach(pid_t pid, int memory_fd, int doorbell_fd, Clock::time_point now) {
+  auto memory = TaskMemory::open(pid, memory_fd);
+  doorbell_ = std::make_shared<const LaneDoorbellRing>(LaneDoorbellRing::open(pid, doorbell_fd));
+  memory_.emplace(std::move(memory));
   progress(now);
 }
 

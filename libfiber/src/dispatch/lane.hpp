@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
 #include "fiber/serialization.hpp"
+#include "lane_doorbell.hpp"
 #include "task_chunks.hpp"
 #include "task_memory.hpp"
 #include "task_pipe.hpp"
@@ -37,9 +39,11 @@ class Lane {
   std::uint64_t id() const { return id_; }
   // Whether the worker lent the memory (else chunks wait).
   bool lent() const { return memory_.has_value(); }
-  // Maps the memory that descriptor `fd` of process `pid` holds (throws fiber::Error if it
-  // cannot), and writes what waits.
-  void attach(pid_t pid, int fd, Clock::time_point now);
+  // Maps the memory that descriptor `memory_fd` of process `pid` holds and opens its doorbell,
+  // descriptor `doorbell_fd` (throws fiber::Error if it cannot), and writes what waits.
+  void attach(pid_t pid, int memory_fd, int doorbell_fd, Clock::time_point now);
+  // The lent worker's doorbell (lane_doorbell.hpp), once attached.
+  const std::shared_ptr<const LaneDoorbellRing>& doorbell() const { return doorbell_; }
   // Sends a chunk (its run body): into the ring, or kept until there is room (or a memory).
   void send(std::span<const char> body, Clock::time_point now);
   // The chunks kept because the lane was not lent yet, as a run message's list: the worker could
@@ -69,6 +73,7 @@ class Lane {
   TaskChunks chunks_;
   task_pipe::AnswerReader answers_;
   std::optional<TaskMemory> memory_;
+  std::shared_ptr<const LaneDoorbellRing> doorbell_;
   Bytes unsent_;             // frames (u64 size, body) not yet in the ring
   std::size_t written_ = 0;  // bytes of unsent_ in the ring
   std::deque<Unsent> frames_;

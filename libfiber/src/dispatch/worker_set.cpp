@@ -130,6 +130,8 @@ void WorkerSet::send(int id, MessageKind kind) {
     close_lane(worker);
   }
   worker.channel.send(kind);
+  // Both end the worker's lent sleep (after this ring): it polls MPI again.
+  if (kind == MessageKind::drop || kind == MessageKind::park) worker.channel.ring_after_sends({});
   sending_.push(id);
 }
 
@@ -569,6 +571,7 @@ void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::t
   auto lane = reader.raw<std::uint64_t>();
   if (!worker.lane || worker.lane->id() != lane) return;  // closed since (dropped, parked)
   if (message.kind == MessageKind::lane_lost) {
+    worker.channel.ring_after_sends({});  // the worker polls MPI again
     worker.lane->lost(reader.string(), now);
     close_lane(worker);
     return;
@@ -577,7 +580,9 @@ void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::t
   std::string refusal = fd < 0 ? reader.string() : std::string();
   if (fd >= 0) {
     try {
-      worker.lane->attach(static_cast<pid_t>(worker.info.pid), fd, now);
+      auto doorbell_fd = reader.raw<std::int32_t>();
+      worker.lane->attach(static_cast<pid_t>(worker.info.pid), fd, doorbell_fd, now);
+      worker.channel.ring_after_sends(worker.lane->doorbell());
       return;
     } catch (const Error& error) {
       // A platform that keeps one process out of another's descriptors keeps every worker's:
