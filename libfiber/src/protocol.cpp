@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "fiber/errors.hpp"
+#include "lane_doorbell.hpp"
 #include "mpi/error.hpp"
 
 namespace fiber::detail {

@@ -24,10 +24,11 @@
 
 #include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
-#include "lane_doorbell.hpp"
 #include "mpi/request.hpp"
 
 namespace fiber::detail {
+
+class LaneDoorbellRing;
 
 // A peer sent bytes that are not a message of this protocol (a bug, or memory gone bad): that
 // peer is not to be trusted, the others are not affected.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -326,6 +327,16 @@ class Supervisor {
 
   // --- the lane ---
 
+  // Answers the master's lane_open with why the task process cannot be lent (`answer` holds the
+  // lane); its chunks keep coming through this worker.
+  bool refuse_lane(Bytes& answer, std::string_view why) {
+    lane_asked_.reset();
+    append_raw(answer, std::int32_t{-1});
+    append_string(answer, why);
+    channel_.send(MessageKind::lane, {answer});
+    return true;
+  }
+
   // The master asked for the task process (lane_open) and every chunk sent before is answered:
   // a task process is started if none runs (replaying what the master did not write into this
   // lane; answered next time), then its memory is lent. True if anything happened.
@@ -338,20 +349,12 @@ class Supervisor {
         // The replay killed the new task process: the master keeps sending through this worker,
         // which replays it with the next chunk, as without a lane.
         lane_replayed_ = false;
-        lane_asked_.reset();
-        append_raw(answer, std::int32_t{-1});
-        append_string(answer, "its task process died replaying the pool's initializer");
-        channel_.send(MessageKind::lane, {answer});
-        return true;
+        return refuse_lane(answer, "its task process died replaying the pool's initializer");
       }
       try {
         process_.start();
       } catch (const Error& error) {
-        lane_asked_.reset();
-        append_raw(answer, std::int32_t{-1});
-        append_string(answer, error.what());
-        channel_.send(MessageKind::lane, {answer});
-        return true;
+        return refuse_lane(answer, error.what());
       }
       tasks_in_process_ = 0;
       for (const auto& call : replayed_) {
@@ -366,11 +369,7 @@ class Supervisor {
       try {
         doorbell_.emplace();
       } catch (const Error& error) {
-        lane_asked_.reset();
-        append_raw(answer, std::int32_t{-1});
-        append_string(answer, error.what());
-        channel_.send(MessageKind::lane, {answer});
-        return true;
+        return refuse_lane(answer, error.what());
       }
     }
     lane_replayed_ = false;

@@ -141,8 +141,11 @@ class WorkerSet {
                     std::initializer_list<std::span<const char>> parts);
   // What the worker says of its lane (MessageKind::lane, lane_lost).
   void on_lane_message(Worker& worker, const Message& message, Clock::time_point now);
-  // Writes into the lanes and takes their answers; true if anything moved.
-  bool progress_lanes(Clock::time_point now);
+  // Writes into the lanes and takes their answers; true if anything moved. Counts in `lent_busy`
+  // the lent lanes with chunks in flight.
+  bool progress_lanes(Clock::time_point now, int& lent_busy);
+  // Whether this round may leave MPI alone (see kLanedMpiLook in worker_set.cpp).
+  bool mpi_can_wait(int lent_busy, Clock::time_point now) const;
   // Hands the results the lanes made to on_message, as result messages of their workers.
   void deliver_lane_results(const std::function<void(int, Message&)>& on_message);
   // The worker's lane is no more; what it held is the caller's to end.
@@ -164,7 +167,8 @@ class WorkerSet {
   std::string master_host_;                                        // where lanes can go
   bool lanes_ = true;  // off with FIBER_LANES=0, or once a lane could not be mapped here
   std::uint64_t next_lane_id_ = 1;
-  std::vector<int> laned_;  // workers with a lane
+  std::vector<int> laned_;             // workers with a lane
+  Clock::time_point last_mpi_look_{};  // the last MPI_Testsome of poll()
   // Results the lanes made, for poll() to hand over: (worker id, result entry).
   std::vector<std::pair<int, std::shared_ptr<Bytes>>> lane_results_;
   std::atomic<int> count_{0};
