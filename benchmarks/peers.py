@@ -26,6 +26,7 @@ FIBER_MPI_DEFAULTS = {
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
     "OMPI_MCA_btl_tcp_if_include": "lo",
     "OMPI_MCA_oob_tcp_if_include": "lo",
+    "UCX_LOG_FILE": "stderr",  # not among the rows on stdout (docs/platform.md)
 }
 
 # Names the framework whose peer hangs on purpose (tests/benchmarks/hung_peer_check.sh).

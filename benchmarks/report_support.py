@@ -51,11 +51,20 @@ def update_readme(path, name, text):
 
 
 def read_csv(path, fields):
-    """The rows of a CSV with a header naming at least `fields`, as dicts."""
+    """The rows of a CSV with a header naming at least `fields`, as dicts. A line that is not such
+    a row (a library's log line on a program's stdout, a cut-short file) ends the report with one
+    line that names it."""
     with open(path, newline="") as stream:
-        rows = list(csv.DictReader(stream))
+        reader = csv.DictReader(stream)
+        rows = list(reader)
     if rows and not set(fields) <= set(rows[0]):
         sys.exit(f"report: {path} lacks columns {sorted(set(fields) - set(rows[0]))}")
+    for number, row in enumerate(rows, start=2):
+        if None in row or any(row[field] is None for field in fields):
+            text = ",".join(value for key, value in row.items()
+                            if key is not None and value is not None)
+            sys.exit(f"report: {path} line {number} is not a row of {','.join(fields)}: "
+                     f"'{text[:120]}'")
     return rows
 
 

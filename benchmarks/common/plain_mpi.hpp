@@ -29,6 +29,7 @@ inline void set_fiber_mpi_defaults() {
       {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
       {"OMPI_MCA_btl_tcp_if_include", "lo"},
       {"OMPI_MCA_oob_tcp_if_include", "lo"},
+      {"UCX_LOG_FILE", "stderr"},  // not among the rows on stdout (docs/platform.md)
   };
   for (const auto& [name, value] : defaults) setenv(name, value, /*overwrite=*/0);
 }

@@ -50,6 +50,9 @@ void apply_launch_defaults() {
     // large messages on one node go through shared-memory copies instead, at no measured cost
     // here (docs/platform.md, "A worker killed mid-transfer").
     set_default("UCX_TLS", "^cma");
+    // UCX logs to stdout unless told: its warnings (a message left unmatched at a worker's end)
+    // landed in the rows that programs print there (docs/platform.md, "UCX logs to stdout").
+    set_default("UCX_LOG_FILE", "stderr");
   }
   // docs/platform.md, "Idle processes must yield".
   set_default("OMPI_MCA_mpi_yield_when_idle", "1");

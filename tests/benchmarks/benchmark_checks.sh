@@ -107,7 +107,17 @@ reports)
       fail "$name: the report no longer writes what benchmarks/results/$name.md holds"
     [[ $name == elasticity || -s $work/$name.png ]] || fail "$name: no plot"
   done
-  echo "5 reports: the committed tables, and their plots"
+  # A line that is no row (UCX wrote its warnings to stdout until fiber sent them to stderr):
+  # one line that names it, no traceback.
+  { head -3 "$results/noise_memory.csv"
+    echo "[1796289135.237909] [vm:23245:0] tag_match.c:62 UCX WARN unexpected tag-receive"
+  } >"$work/stray.csv"
+  if $python "$root/benchmarks/noise_memory/report.py" "$work/stray.csv" 2>"$work/stray.txt"; then
+    fail "a CSV with a stray line was reported"
+  fi
+  one_line "$work/stray.txt"
+  expect_line "$work/stray.txt" "^report: .*stray.csv line 4 is not a row of table,workers,"
+  echo "5 reports: the committed tables, and their plots; a stray line refused in one line"
   ;;
 *)
   fail "unknown check '$2'"

@@ -22,6 +22,7 @@ const char* const kVariables[] = {"OMPI_ALLOW_RUN_AS_ROOT",
                                   "OMPI_MCA_pml_ucx_tls",
                                   "OMPI_MCA_pml_ucx_devices",
                                   "UCX_TLS",
+                                  "UCX_LOG_FILE",
                                   "OMPI_MCA_mpi_yield_when_idle",
                                   "OMPI_MCA_orte_enable_recovery",
                                   "OMPI_MCA_rmaps_base_oversubscribe",
@@ -71,6 +72,7 @@ TEST_F(LaunchDefaults, UseUcxWithoutCmaOnLoopbackLocally) {
   EXPECT_EQ(env("OMPI_MCA_pml_ucx_tls"), "any");
   EXPECT_EQ(env("OMPI_MCA_pml_ucx_devices"), "any");
   EXPECT_EQ(env("UCX_TLS"), "^cma");
+  EXPECT_EQ(env("UCX_LOG_FILE"), "stderr");
   EXPECT_EQ(env("OMPI_MCA_mpi_yield_when_idle"), "1");
   EXPECT_EQ(env("OMPI_MCA_orte_enable_recovery"), "1");
   EXPECT_EQ(env("OMPI_MCA_rmaps_base_oversubscribe"), "1");
@@ -86,10 +88,12 @@ TEST_F(LaunchDefaults, AllowRootOnlyForRoot) {
   EXPECT_EQ(env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), expected);
 }
 
-TEST_F(LaunchDefaults, LeaveTheUsersUcxTransportsAlone) {
+TEST_F(LaunchDefaults, LeaveTheUsersUcxTransportsAndLogAlone) {
   setenv("UCX_TLS", "tcp,self", 1);
+  setenv("UCX_LOG_FILE", "/tmp/ucx.log", 1);
   apply_launch_defaults();
   EXPECT_EQ(env("UCX_TLS"), "tcp,self");
+  EXPECT_EQ(env("UCX_LOG_FILE"), "/tmp/ucx.log");
   EXPECT_EQ(env("OMPI_MCA_pml"), "ucx");
 }
 
@@ -99,6 +103,7 @@ TEST_F(LaunchDefaults, LeaveAnotherPmlAndUcxAlone) {
   EXPECT_EQ(env("OMPI_MCA_pml"), "ob1");
   EXPECT_EQ(env("OMPI_MCA_pml_ucx_tls"), std::nullopt);
   EXPECT_EQ(env("UCX_TLS"), std::nullopt);
+  EXPECT_EQ(env("UCX_LOG_FILE"), std::nullopt);
   EXPECT_EQ(env("OMPI_MCA_orte_enable_recovery"), "1");
 }
 
