@@ -55,8 +55,7 @@ def read_csv(path, fields):
     a row (a library's log line on a program's stdout, a cut-short file) ends the report with one
     line that names it."""
     with open(path, newline="") as stream:
-        reader = csv.DictReader(stream)
-        rows = list(reader)
+        rows = list(csv.DictReader(stream))
     if rows and not set(fields) <= set(rows[0]):
         sys.exit(f"report: {path} lacks columns {sorted(set(fields) - set(rows[0]))}")
     for number, row in enumerate(rows, start=2):

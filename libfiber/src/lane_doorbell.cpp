@@ -5,24 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <string>
-
 #include "fiber/errors.hpp"
+#include "posix/proc_descriptor.hpp"
 
 namespace fiber::detail {
-namespace {
-
-[[noreturn]] void fail(const std::string& what) {
-  throw Error(fmt::format("fiber: cannot {}: {}", what, std::strerror(errno)));
-}
-
-}  // namespace
 
 LaneDoorbell::LaneDoorbell() {
   auto pipe = posix::open_pipe(O_CLOEXEC | O_NONBLOCK);
-  if (!pipe) fail("make a lane's doorbell (pipe)");
+  if (!pipe) posix::throw_errno("make a lane's doorbell (pipe)");
   pipe_ = std::move(*pipe);
 }
 
@@ -34,15 +24,11 @@ bool LaneDoorbell::answer() const {
 }
 
 LaneDoorbellRing LaneDoorbellRing::open(pid_t pid, int fd) {
-  std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
-  posix::UniqueFd opened(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
-  if (!opened) fail("open " + path);
-  struct stat status {};
-  if (fstat(opened.get(), &status) != 0) fail("look at " + path);
-  if (!S_ISFIFO(status.st_mode)) {
-    throw Error(fmt::format("fiber: {} is not a worker's doorbell (not a pipe)", path));
+  auto opened = posix::open_descriptor_of(pid, fd, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (!S_ISFIFO(opened.status.st_mode)) {
+    throw Error(fmt::format("fiber: {} is not a worker's doorbell (not a pipe)", opened.path));
   }
-  return LaneDoorbellRing(std::move(opened));
+  return LaneDoorbellRing(std::move(opened.fd));
 }
 
 void LaneDoorbellRing::ring() const {

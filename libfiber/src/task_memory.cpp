@@ -2,17 +2,15 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <new>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "fiber/errors.hpp"
+#include "posix/proc_descriptor.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -20,10 +18,6 @@ namespace {
 // The progress page's room, before the rings.
 constexpr std::size_t kProgressBytes = 4096;
 static_assert(sizeof(TaskProgress) <= kProgressBytes);
-
-[[noreturn]] void fail(const std::string& what) {
-  throw Error(fmt::format("fiber: cannot {}: {}", what, std::strerror(errno)));
-}
 
 }  // namespace
 
@@ -40,10 +34,11 @@ TaskMemory::TaskMemory(posix::UniqueFd fd, posix::MappedRegion region)
 
 TaskMemory TaskMemory::create() {
   posix::UniqueFd fd(memfd_create("fiber-task-process", MFD_CLOEXEC));
-  if (!fd) fail("create the task process's memory");
-  if (ftruncate(fd.get(), static_cast<off_t>(size())) != 0) fail("size the task process's memory");
+  if (!fd) posix::throw_errno("create the task process's memory");
+  if (ftruncate(fd.get(), static_cast<off_t>(size())) != 0)
+    posix::throw_errno("size the task process's memory");
   auto region = posix::MappedRegion::shared_file(fd.get(), size());
-  if (!region) fail("map the task process's memory");
+  if (!region) posix::throw_errno("map the task process's memory");
   TaskMemory memory(std::move(fd), std::move(*region));
   new (memory.region_.data()) TaskProgress();
   memory.down_->reset();
@@ -52,18 +47,14 @@ TaskMemory TaskMemory::create() {
 }
 
 TaskMemory TaskMemory::open(pid_t pid, int fd) {
-  std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
-  posix::UniqueFd opened(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (!opened) fail("open " + path);
-  struct stat status {};
-  if (fstat(opened.get(), &status) != 0) fail("look at " + path);
-  if (static_cast<std::size_t>(status.st_size) != size()) {
-    throw Error(fmt::format("fiber: {} is not a task process's memory ({} bytes, not {})", path,
-                            status.st_size, size()));
+  auto opened = posix::open_descriptor_of(pid, fd, O_RDWR | O_CLOEXEC);
+  if (static_cast<std::size_t>(opened.status.st_size) != size()) {
+    throw Error(fmt::format("fiber: {} is not a task process's memory ({} bytes, not {})",
+                            opened.path, opened.status.st_size, size()));
   }
-  auto region = posix::MappedRegion::shared_file(opened.get(), size());
-  if (!region) fail("map " + path);
-  return TaskMemory(std::move(opened), std::move(*region));
+  auto region = posix::MappedRegion::shared_file(opened.fd.get(), size());
+  if (!region) posix::throw_errno("map " + opened.path);
+  return TaskMemory(std::move(opened.fd), std::move(*region));
 }
 
 }  // namespace fiber::detail
