@@ -12,14 +12,14 @@
 #include <tuple>
 #include <vector>
 
+#include "caller/job_state.hpp"
 #include "dispatch/silence_queue.hpp"
 #include "dispatch/worker_queue.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/serialization.hpp"
 #include "fiber/task.hpp"
-#include "item_runner.hpp"
-#include "job_state.hpp"
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
+#include "worker/item_runner.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 
 #include "counts_file.hpp"
 #include "plain_mpi.hpp"
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 namespace {
 

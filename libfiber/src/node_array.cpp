@@ -22,7 +22,7 @@
 
 #include "fiber/errors.hpp"
 #include "run_identity.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
 
 namespace fiber::detail {
 namespace {

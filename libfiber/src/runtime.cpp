@@ -16,8 +16,9 @@
 #include "reduction/partial_store.hpp"
 #include "run_identity.hpp"
 #include "runtime_state.hpp"
+#include "this_process.hpp"
 #include "trace/hop_trace.hpp"
-#include "worker.hpp"
+#include "worker/worker.hpp"
 
 namespace fiber {
 namespace {

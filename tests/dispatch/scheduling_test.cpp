@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "caller/job_state.hpp"
 #include "dispatch/pool_sizing.hpp"
 #include "dispatch/scheduler.hpp"
 #include "dispatch/worker_set.hpp"
 #include "fiber/errors.hpp"
-#include "job_state.hpp"
 #include "self_workers.hpp"
 
 namespace fiber::detail {

@@ -94,8 +94,8 @@ struct PoolStats {
 
 namespace detail {
 
-class PoolHandle;     // the runtime's side of a pool (libfiber/src/pool_handle.hpp)
-class ResultHandler;  // the thread that runs callbacks (libfiber/src/result_handler.hpp)
+class PoolHandle;     // the runtime's side of a pool (libfiber/src/dispatch/pool_handle.hpp)
+class ResultHandler;  // the thread that runs callbacks (libfiber/src/caller/result_handler.hpp)
 using JobCallback = std::function<void(const Job&)>;
 
 // Encodes each item of `items` with `encode_item` into one buffer with offsets.

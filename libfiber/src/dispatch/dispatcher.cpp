@@ -9,8 +9,8 @@
 #include "dispatch/result_reader.hpp"
 #include "fiber/errors.hpp"
 #include "log.hpp"
-#include "process/exit_status.hpp"
 #include "trace/hop_trace.hpp"
+#include "wire/exit_status.hpp"
 
 namespace fiber::detail {
 namespace {

@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch/pool_handle.hpp"
 #include "dispatch/pool_sizing.hpp"
 #include "dispatch/progress_engine.hpp"
 #include "dispatch/scheduler.hpp"
 #include "dispatch/worker_set.hpp"
-#include "pool_handle.hpp"
 
 namespace fiber::detail {
 

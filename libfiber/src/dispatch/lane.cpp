@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "protocol.hpp"
 #include "trace/hop_trace.hpp"
+#include "wire/protocol.hpp"
 
 namespace fiber::detail {
 

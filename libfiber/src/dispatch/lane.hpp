@@ -18,10 +18,10 @@
 #include <utility>
 
 #include "fiber/serialization.hpp"
-#include "lane_doorbell.hpp"
-#include "task_chunks.hpp"
-#include "task_memory.hpp"
-#include "task_pipe.hpp"
+#include "shm/lane_doorbell.hpp"
+#include "shm/task_memory.hpp"
+#include "wire/task_frames.hpp"
+#include "worker/task_chunks.hpp"
 
 namespace fiber::detail {
 
@@ -71,7 +71,7 @@ class Lane {
 
   std::uint64_t id_;
   TaskChunks chunks_;
-  task_pipe::AnswerReader answers_;
+  task_frames::AnswerReader answers_;
   std::optional<TaskMemory> memory_;
   std::shared_ptr<const LaneDoorbellRing> doorbell_;
   Bytes unsent_;             // frames (u64 size, body) not yet in the ring

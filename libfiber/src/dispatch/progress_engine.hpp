@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "progress_driver.hpp"
+#include "caller/progress_driver.hpp"
 
 namespace fiber::detail {
 

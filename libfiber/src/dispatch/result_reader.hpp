@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "caller/job_state.hpp"
 #include "fiber/pool.hpp"
-#include "job_state.hpp"
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 namespace fiber::detail {
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "caller/job_state.hpp"
+#include "dispatch/pool_handle.hpp"
 #include "fiber/detail/job.hpp"
-#include "job_state.hpp"
-#include "pool_handle.hpp"
 
 namespace fiber::detail {
 

@@ -13,11 +13,11 @@
 #include <utility>
 
 #include "dispatch/lane.hpp"
+#include "dispatch/pool_handle.hpp"
 #include "dispatch/scheduled_job.hpp"
 #include "fiber/pool.hpp"
 #include "mpi/intercomm.hpp"
-#include "pool_handle.hpp"
-#include "protocol.hpp"
+#include "wire/protocol.hpp"
 
 namespace fiber::detail {
 

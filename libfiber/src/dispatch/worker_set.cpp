@@ -11,8 +11,8 @@
 #include "fiber/errors.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "this_process.hpp"
 #include "trace/hop_trace.hpp"
-#include "worker.hpp"
 
 namespace fiber::detail {
 namespace {

@@ -36,16 +36,17 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-struct Pipe {
+// The two ends of an OS pipe(2) (not a fiber::Pipe).
+struct PipeEnds {
   UniqueFd read;
   UniqueFd write;
 };
 
 // pipe2(2) with these flags (e.g. O_CLOEXEC); nothing if it failed, with errno saying why.
-inline std::optional<Pipe> open_pipe(int flags) {
+inline std::optional<PipeEnds> open_pipe(int flags) {
   int ends[2];
   if (pipe2(ends, flags) != 0) return std::nullopt;
-  return Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
+  return PipeEnds{UniqueFd(ends[0]), UniqueFd(ends[1])};
 }
 
 }  // namespace fiber::posix

@@ -6,14 +6,14 @@
 #include <string>
 
 #include "fiber/detail/queue_channel.hpp"
-#include "queue/wire.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 
 // The socket of this thread's connection to `address`'s broker, connected on first use.
 int broker_socket(const QueueAddress& address);
 
-// The head of a request to `address`'s queue (queue/wire.hpp).
+// The head of a request to `address`'s queue (wire/queue_messages.hpp).
 queue_wire::Bytes request_head(queue_wire::Operation operation, const QueueAddress& address,
                                QueueChannel::Timeout timeout);
 // Sends a request made with request_head on this thread's connection.

@@ -21,7 +21,7 @@
 #include "fiber/detail/queue_channel.hpp"
 #include "fiber/serialization.hpp"
 #include "queue/read_ahead.hpp"
-#include "queue/wire.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 

@@ -17,7 +17,7 @@
 #include "posix/per_process.hpp"
 #include "posix/tcp.hpp"
 #include "queue/broker_connection.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
 
 namespace fiber::detail {
 namespace {

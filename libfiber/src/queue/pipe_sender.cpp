@@ -14,8 +14,8 @@
 #include "posix/per_process.hpp"
 #include "posix/tcp.hpp"
 #include "queue/broker_connection.hpp"
-#include "queue/wire.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 namespace {

@@ -14,8 +14,8 @@
 #include "fiber/detail/queue_channel.hpp"
 #include "fiber/serialization.hpp"
 #include "posix/unique_fd.hpp"
-#include "queue/pipe_ring.hpp"
-#include "queue/wire.hpp"
+#include "shm/pipe_ring.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 

@@ -11,7 +11,7 @@
 #include "log.hpp"
 #include "posix/tcp.hpp"
 #include "runtime_state.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
 
 namespace fiber::detail {
 namespace {

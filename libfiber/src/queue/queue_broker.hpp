@@ -19,7 +19,7 @@
 
 #include "fiber/detail/queue_channel.hpp"
 #include "posix/unique_fd.hpp"
-#include "queue/wire.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 

@@ -12,8 +12,8 @@
 #include "queue/broker_connection.hpp"
 #include "queue/feeder.hpp"
 #include "queue/queue_broker.hpp"
-#include "queue/wire.hpp"
 #include "runtime_state.hpp"
+#include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
 namespace {

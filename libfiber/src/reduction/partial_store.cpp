@@ -15,7 +15,7 @@
 #include "posix/unique_fd.hpp"
 #include "posix/write_all.hpp"
 #include "run_identity.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
 
 namespace fiber::detail::partial_store {
 namespace {

@@ -10,11 +10,11 @@
 #include <exception>
 #include <stdexcept>
 
+#include "caller/job_state.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/pool.hpp"
 #include "fiber/reduction.hpp"
 #include "fiber/task.hpp"
-#include "job_state.hpp"
 #include "log.hpp"
 #include "reduction/reduction_plan.hpp"
 #include "reduction/reduction_tasks.hpp"

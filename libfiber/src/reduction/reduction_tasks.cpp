@@ -5,9 +5,9 @@
 #include <stdexcept>
 
 #include "fiber/task.hpp"
-#include "item_runner.hpp"
 #include "reduction/partial_store.hpp"
-#include "worker.hpp"
+#include "this_process.hpp"
+#include "worker/item_runner.hpp"
 
 namespace fiber::detail {
 

@@ -61,7 +61,7 @@ class FIBER_EXPORT InputFeed {
   // Waits until finished() (Pool::join).
   void wait_finished();
 
-  struct State;  // libfiber/src/input_feed.cpp
+  struct State;  // libfiber/src/caller/input_feed.cpp
 
  private:
   std::shared_ptr<State> state_;  // shared with the feeder's thread and the batches' hooks

@@ -1,6 +1,6 @@
 // One submitted call (a map, an imap, an apply_async) as the pool's templates see it: made from
 // the encoded arguments, waited for, its results read. What the runtime does with it is in
-// libfiber/src/job_state.hpp. Not part of the public API.
+// libfiber/src/caller/job_state.hpp. Not part of the public API.
 #pragma once
 
 #include <chrono>

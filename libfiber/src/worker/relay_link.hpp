@@ -1,0 +1,61 @@
+// A worker's link to the other workers of its spawn (their MPI_COMM_WORLD), for the broadcasts
+// that cross the network once per node (dispatch/broadcast_routes.hpp): a relay forwards a
+// broadcast's run entry along its route (its siblings, and other nodes' relays with their own
+// routes), and a worker takes what a relay forwarded to it. Typed
+// point-to-point over Boost.MPI (one message per entry: a vector of bytes, received through a
+// matched probe), which fits here, unlike the master's channels (docs/design.md, "Where
+// Boost.MPI is used").
+#pragma once
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/request.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "fiber/serialization.hpp"
+#include "wire/protocol.hpp"
+
+namespace fiber::detail {
+
+// A relay message's parts (protocol.hpp, MessageKind::relay): the route, then the entry.
+struct Routed {
+  std::vector<RelayHop> route;
+  std::span<const char> entry;
+};
+// Reads a relay message; ProtocolError if its route is cut short or does not add up.
+Routed read_routed(std::span<const char> message);
+
+class RelayLink {
+ public:
+  RelayLink();
+
+  // Sends `entry` along `route`: to each of its first hops, with the hops that one forwards
+  // itself (its siblings share one message); the sends complete in the background (take()).
+  void forward(std::span<const RelayHop> route, std::span<const char> entry);
+  // Completes what it can of the forwards, and returns a relay message (read_routed) a relay
+  // forwarded here, if one arrived.
+  std::optional<Bytes> take();
+  // At the end: discards what relays still forwarded here, and waits for this worker's own
+  // forwards to be taken, at most kFinishWait (a sibling might have left first).
+  void finish();
+
+ private:
+  void post_receive();
+
+  boost::mpi::communicator spawn_;
+  bool alone_;           // a spawn of one: nobody to relay to or from
+  bool failed_ = false;  // an MPI call between the workers failed: no more relaying
+  Bytes incoming_;
+  std::optional<boost::mpi::request> receive_;
+  struct Forward {
+    boost::mpi::request request;
+    std::shared_ptr<const Bytes> message;  // sent in place: kept until the send completes
+  };
+  std::vector<Forward> forwards_;
+};
+
+}  // namespace fiber::detail

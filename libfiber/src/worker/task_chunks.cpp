@@ -1,0 +1,112 @@
+#include "worker/task_chunks.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "trace/hop_trace.hpp"
+
+namespace fiber::detail {
+
+Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus status,
+                    std::chrono::steady_clock::duration elapsed, std::uint32_t failed_item) {
+  Bytes head;
+  auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  append_raw(head, ResultHeader{chunk_id, count, status, static_cast<std::uint64_t>(nanoseconds),
+                                failed_item, 0});
+  return head;
+}
+
+void TaskChunks::add(const RunHeader& header, bool silent, Clock::time_point now) {
+  chunks_.push_back(Sent{header, silent, Bytes(sizeof(ResultHeader)), 0, now});
+}
+
+void TaskChunks::take(task_frames::AnswerReader& answers, Clock::time_point now) {
+  while (!chunks_.empty()) {
+    Sent& chunk = chunks_.front();
+    if (chunk.done == chunk.header.count) {  // its run time follows its last record
+      auto ran = answers.next_run_time();
+      if (!ran) return;
+      finish_front(ChunkStatus::complete, {}, 0, *ran);
+      continue;
+    }
+    auto record = answers.next_record();
+    if (!record) return;
+    chunk.result.insert(chunk.result.end(), record->begin(), record->end());
+    last_record_ = now;
+    ++chunk.done;
+  }
+}
+
+std::optional<std::uint32_t> TaskChunks::overdue(const TaskProgress& page,
+                                                 Clock::time_point now) const {
+  if (chunks_.empty()) return std::nullopt;
+  const std::uint64_t current_chunk = page.chunk.load(std::memory_order_acquire);
+  const Sent& front = chunks_.front();
+  if (front.header.timeout_ms == 0 || current_chunk > front.header.chunk_id) {
+    return std::nullopt;  // moved past it: its records are still on the way
+  }
+  // It runs the front chunk, or is about to (its clock starts when the chunk before it ended).
+  bool running_front = current_chunk == front.header.chunk_id;
+  auto started = running_front ? page.item_started() : std::max(front.sent, last_record_);
+  if (now - started <= std::chrono::milliseconds(front.header.timeout_ms)) return std::nullopt;
+  return running_front ? page.item.load() : front.done;
+}
+
+void TaskChunks::died(const std::string& reason, const TaskProgress& page, Clock::time_point now) {
+  // A chunk whose records all came but not its run time (it died writing them) is complete.
+  if (!chunks_.empty() && chunks_.front().done == chunks_.front().header.count) {
+    finish_front(ChunkStatus::complete, {}, 0, now - chunks_.front().sent);
+  }
+  // It died in the front chunk, or (if it had not started that one yet) between chunks: the
+  // front chunk's next item is blamed then.
+  if (chunks_.empty()) return;
+  const Sent& front = chunks_.front();
+  std::uint32_t item = page.chunk.load() == front.header.chunk_id ? page.item.load() : front.done;
+  finish_front(ChunkStatus::crashed, reason, item, now - front.sent);
+  abandon_rest();
+}
+
+void TaskChunks::timed_out(std::uint32_t item, Clock::time_point now) {
+  const Sent& front = chunks_.front();
+  finish_front(ChunkStatus::timed_out,
+               fmt::format("the task ran longer than its timeout of {:g} s and was killed",
+                           front.header.timeout_ms / 1000.0),
+               item, now - front.sent);
+  abandon_rest();
+}
+
+void TaskChunks::cancel_all() { end_all(ChunkStatus::cancelled); }
+
+void TaskChunks::abandon_rest() { end_all(ChunkStatus::not_run); }
+
+void TaskChunks::end_all(ChunkStatus status) {
+  for (const auto& chunk : chunks_) {
+    if (!chunk.silent) {
+      finished_(std::make_shared<Bytes>(
+          result_header(chunk.header.chunk_id, 0, status, Clock::duration())));
+    }
+  }
+  chunks_.clear();
+}
+
+void TaskChunks::finish_front(ChunkStatus status, const std::string& reason,
+                              std::uint32_t failed_item, Clock::duration ran) {
+  Sent& chunk = chunks_.front();
+  if (!chunk.silent) {
+    auto result = std::make_shared<Bytes>(std::move(chunk.result));
+    std::uint32_t failed = 0;
+    if (status == ChunkStatus::crashed || status == ChunkStatus::timed_out) {
+      append_string(*result, reason);
+      failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
+    }
+    auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
+    hop_trace::mark(hop_trace::Point::worker_answered, chunk.header.chunk_id);
+    std::memcpy(result->data(), head.data(), head.size());
+    finished_(std::move(result));
+  }
+  chunks_.pop_front();
+}
+
+}  // namespace fiber::detail
