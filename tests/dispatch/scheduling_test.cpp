@@ -270,12 +270,3 @@ TEST_F(Scheduling, ShrinkingTakesTheLeastBusyWorkersFirst) {
 
 }  // namespace
 }  // namespace fiber::detail
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int status = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return status;
-}

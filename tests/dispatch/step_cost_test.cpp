@@ -66,12 +66,3 @@ TEST(StepCost, ADispatchToBusyWorkersCostsTheSameForAnyPoolSize) {
 
 }  // namespace
 }  // namespace fiber::detail
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int status = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return status;
-}

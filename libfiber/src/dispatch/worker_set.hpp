@@ -7,6 +7,11 @@
 // (PoolHandle::idle, answered) for the scheduler, and follows only the sends still in flight.
 // The chunks of a worker on the master's host whose pool isolates tasks go through a lane
 // (lane.hpp): written into its task process's memory, answered there, with no MPI message.
+//
+// One class, its parts in files by job: worker_set.cpp (membership: obtaining, lending, parking,
+// the end), worker_set_sending.cpp (chunks), worker_set_broadcast.cpp (broadcasts and relays),
+// worker_set_polling.cpp (receiving, sends in flight), worker_set_losses.cpp (failed and silent
+// workers), worker_set_lanes.cpp (lanes).
 #pragma once
 
 #include <atomic>
@@ -113,6 +118,10 @@ class WorkerSet {
     int sibling;
     std::uint64_t chunk_id;
   };
+  // A chunk's header: its pool says whether it runs in the task process, the default timeout and
+  // how often a worker running it says it lives.
+  static RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t chunk_id,
+                              std::uint32_t name_size, std::uint32_t count, std::uint32_t flags);
   // Sends one run entry (a list of one for `run`; after `prefix` for `relay`) under `chunk_id`.
   void send_entry(Worker& worker, MessageKind kind, std::span<const char> prefix,
                   const PoolHandle& pool, const ScheduledJob& job, std::size_t first,

@@ -159,6 +159,12 @@ struct Message {
   Bytes body;
 };
 
+// A trivially copyable value's bytes, in place.
+template <class T>
+std::span<const char> bytes_of(const T& value) {
+  return {reinterpret_cast<const char*>(&value), sizeof value};
+}
+
 // Appends a trivially copyable value's bytes.
 template <class T>
 void append_raw(Bytes& out, const T& value) {

@@ -1,0 +1,164 @@
+// The worker's MPI process: takes chunks from the master, runs them (in its task process when
+// the pool isolates tasks, else itself), sends results, heartbeats and crash reports. Several
+// small chunks go to the task process at once, so that it does not wait for a round trip
+// between them. A worker on the master's host may lend its task process to the master (a lane):
+// then it only watches the task process, heartbeats, and reports its death.
+//
+// One class, its parts in files by job: supervisor.cpp (the loop, the master's messages, the
+// end), supervisor_tasks.cpp (feeding the task process, running chunks here, results and
+// heartbeats), supervisor_lane.cpp (lending the task process). What can be tested without MPI
+// is in objects of its own: RunQueue (stand-ins), Replays, LentWatch, TaskChunks.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "backoff.hpp"
+#include "fiber/serialization.hpp"
+#include "mpi/intercomm.hpp"
+#include "mpi/request.hpp"
+#include "shm/lane_doorbell.hpp"
+#include "wire/protocol.hpp"
+#include "wire/task_frames.hpp"
+#include "worker/busy_heartbeat.hpp"
+#include "worker/item_runner.hpp"
+#include "worker/lent_watch.hpp"
+#include "worker/relay_link.hpp"
+#include "worker/replays.hpp"
+#include "worker/run_queue.hpp"
+#include "worker/task_chunks.hpp"
+#include "worker/task_process.hpp"
+
+namespace fiber::detail {
+
+class Supervisor {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // How often an idle worker looks for messages once quiet, and a parked one (~0 % CPU).
+  static constexpr auto kIdlePoll = std::chrono::milliseconds(1);
+  static constexpr auto kParkedPoll = std::chrono::milliseconds(25);
+  // After its last activity an idle worker yields the core between looks this long before it
+  // sleeps: the next chunk of a map usually comes within it.
+  static constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(10);
+  // Bodies this small may join the ring while the task process is busy, if the ring has room
+  // for them, up to this many chunks.
+  static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
+  static constexpr std::size_t kPipelinedChunks = 32;
+  // Results up to kBatchedEntryBytes are batched, for at most this long.
+  static constexpr auto kResultDelay = std::chrono::microseconds(50);
+  // While its task process wrote within kRecentRecord the worker looks at the ring again at once;
+  // after that it waits on the ring (the task process wakes it) at most kRingWait between looks
+  // at MPI.
+  static constexpr auto kRecentRecord = std::chrono::milliseconds(1);
+  static constexpr auto kRingWait = std::chrono::microseconds(200);
+
+  explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
+
+  // Serves until the master says shutdown.
+  void serve();
+
+ private:
+  // --- the loop and the master's messages (supervisor.cpp) ---
+  // The connection to the master broke (it died, or its node did): nobody is left to work for.
+  // The task process goes too; the connection is not disconnected (that would wait forever).
+  [[noreturn]] void lost_master();
+  // Handles the messages that have arrived, up to and including the first run message (its work
+  // starts before the next test); true if there was one.
+  bool take_messages();
+  // This worker relays a broadcast from the master (dispatch/broadcast_routes.hpp): it forwards
+  // the entry along its route, then runs it too.
+  void relay(std::span<const char> body);
+  // Forwards what relays sent here along its route and fills stand-ins with it; true if anything
+  // came.
+  bool take_relayed();
+  // The pool was terminated: queued chunks come back cancelled, running ones are killed. A lent
+  // task process is killed too: what it holds the master has cancelled.
+  void drop_all();
+  // No pool holds this worker: end the task process (and with it the tasks' memory and the
+  // pool's initializer and broadcast state), give memory back, and sleep long between polls.
+  void park();
+
+  // --- the task process and chunks run here (supervisor_tasks.cpp) ---
+  // Starts what it can of the queue; true if it started anything.
+  bool start_queued();
+  // Whether the task process has run the chunks of tasks its pool allows it (maxtasksperchild).
+  bool lifetime_over(const RunHeader& header) const;
+  bool fits_ring() const;
+  // Starts a task process and replays in it what it must (for a lane being lent: what the master
+  // did not write into that lane).
+  void start_task_process(std::optional<std::uint64_t> lane = {});
+  void send_to_child(Bytes body, bool silent);
+  // Takes in what the task process wrote and ends the chunks that are complete; handles its
+  // death and deadlines. True if anything happened.
+  bool progress_child();
+  // Runs a chunk in this process (the pool does not isolate tasks).
+  void run_here(const RunBody& run);
+  // Results go out in batches: a small one waits for others for at most kResultDelay, a large
+  // one goes at once, sent in place.
+  void send_result(const std::shared_ptr<Bytes>& result);
+  // While it has work, a worker says so at least as often as its chunk's pool asks: the master's
+  // sign that it lives.
+  void send_heartbeat_if_due();
+
+  // --- lending the task process (supervisor_lane.cpp) ---
+  // The master asked for the task process (lane_open) and every chunk sent before is answered:
+  // a task process is started if none runs (replaying what the master did not write into this
+  // lane; answered next time), then its memory is lent. True if anything happened.
+  bool open_lane();
+  // Answers the master's lane_open with why the task process cannot be lent (`answer` holds the
+  // lane); its chunks keep coming through this worker.
+  bool refuse_lane(Bytes& answer, std::string_view why);
+  // The task process is the master's to feed: this worker sleeps until it dies, the master rings
+  // or a nap passes (LentWatch), reports a death, and heartbeats when due.
+  void watch_lent_process(bool mpi_busy);
+  void report_lane_lost(const std::string& death);
+  // The master saw an item of a lane run past its timeout: kill the task process, unless it has
+  // moved on since.
+  void kill_lent_process(std::span<const char> body);
+
+  mpi::Intercomm master_;
+  Channel channel_;
+  mpi::Request request_;  // the receive from the master
+  RelayLink relay_;       // to the other workers of this spawn
+  RunQueue queue_;        // run entries received, not yet started
+  // Sent to the task process, in its order; their results go to the master.
+  TaskChunks chunks_{[this](std::shared_ptr<Bytes> result) { send_result(result); }};
+  task_frames::AnswerReader answers_;  // from the task process, split into records
+  Batch results_{MessageKind::result};
+  Clock::time_point first_batched_;
+  Replays replays_;  // the pool's initializer and broadcast calls, for new task processes
+  TaskProcess process_;
+  std::uint32_t tasks_in_process_ = 0;  // chunks of tasks sent to the running task process
+  ItemRunner runner_;
+  // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
+  std::optional<BusyHeartbeat> busy_heartbeat_;
+  Backoff backoff_{kSpinBeforeSleep, kIdlePoll};
+  Clock::time_point last_sent_ = Clock::now();
+  // The lane the master asked for (lane_open), not lent yet, and how often to heartbeat once
+  // lent.
+  std::optional<std::uint64_t> lane_asked_;
+  Clock::duration lane_heartbeat_{};
+  // The lane lent: its task process is the master's to feed.
+  struct LentLane {
+    std::uint64_t id;
+    LentWatch watch;
+  };
+  std::optional<LentLane> lent_;
+  // Rung by the master while the task process is lent (made with the first lane).
+  std::optional<LaneDoorbell> doorbell_;
+  bool lane_replayed_ = false;  // a new task process replays for the lane asked for
+  bool parked_ = false;
+  bool stopping_ = false;
+  bool disconnect_ = true;
+};
+
+}  // namespace fiber::detail

@@ -1,0 +1,150 @@
+// Supervisor (supervisor.hpp): feeding the task process, running chunks in this process,
+// results and heartbeats.
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "trace/hop_trace.hpp"
+#include "worker/supervisor.hpp"
+
+namespace fiber::detail {
+namespace {
+
+std::chrono::milliseconds heartbeat_interval(const RunHeader& header) {
+  return std::chrono::milliseconds(header.heartbeat_ms);
+}
+
+}  // namespace
+
+bool Supervisor::start_queued() {
+  bool started = false;
+  while (!queue_.empty()) {
+    RunBody run(queue_.front());
+    std::uint32_t flags = run.header().flags;
+    if (flags & kRunFromRelay) break;  // its body is still on the way from the relay
+    bool isolated = flags & kRunIsolated;
+    bool counted = isolated && !(flags & (kRunInitializer | kRunBroadcast));
+    if (counted && lifetime_over(run.header())) {
+      if (!chunks_.empty()) break;  // it finishes what it holds first
+      process_.stop();              // a fresh one replays the initializer below
+    }
+    // An initializer or a chunk to run here waits until the task process is idle.
+    if (!chunks_.empty() && (!isolated || (flags & kRunInitializer) || !fits_ring())) break;
+    Bytes body = queue_.pop_front();
+    started = true;
+    if (flags & kRunInitializer) {  // a new pool: a fresh task process
+      process_.stop();
+      replays_.clear();
+    }
+    if (!isolated) {
+      run_here(RunBody(body));
+      continue;
+    }
+    if (!process_.running()) start_task_process();
+    if (flags & (kRunInitializer | kRunBroadcast)) replays_.remember(body);
+    if (counted) ++tasks_in_process_;
+    send_to_child(std::move(body), /*silent=*/false);
+  }
+  return started;
+}
+
+bool Supervisor::lifetime_over(const RunHeader& header) const {
+  return header.tasks_per_process > 0 && process_.running() &&
+         tasks_in_process_ >= header.tasks_per_process;
+}
+
+bool Supervisor::fits_ring() const {
+  return chunks_.size() < kPipelinedChunks && queue_.front().size() <= kPipelinedBody &&
+         process_.fits(queue_.front().size());
+}
+
+void Supervisor::start_task_process(std::optional<std::uint64_t> lane) {
+  process_.start();
+  tasks_in_process_ = 0;
+  for (auto entry : replays_.to_replay(lane)) {
+    send_to_child(Bytes(entry.begin(), entry.end()), /*silent=*/true);
+  }
+}
+
+void Supervisor::send_to_child(Bytes body, bool silent) {
+  auto header = RunBody(body).header();
+  hop_trace::mark(hop_trace::Point::worker_forwarded, header.chunk_id);
+  chunks_.add(header, silent, Clock::now());
+  // A failed write means the child is gone: progress_child() reads what it wrote before it
+  // died, then its end of file, and only then says which chunk it died in.
+  process_.send(body);
+}
+
+bool Supervisor::progress_child() {
+  // Wait on the ring (the child wakes us when it writes), briefly: MPI messages need polling.
+  auto quiet = Clock::now() - std::max(chunks_.last_record(), chunks_.front_sent());
+  std::chrono::microseconds wait = quiet < kRecentRecord ? std::chrono::microseconds(0) : kRingWait;
+  std::string death;
+  std::uint64_t before = answers_.received();
+  bool alive = process_.receive(answers_, wait, death);
+  bool progressed = answers_.received() != before;
+  chunks_.take(answers_, Clock::now());
+  if (!alive) {
+    chunks_.died("the task process " + death, process_.progress(), Clock::now());
+    answers_.clear();
+    return true;
+  }
+  if (auto item = chunks_.overdue(process_.progress(), Clock::now())) {
+    process_.kill();
+    chunks_.timed_out(*item, Clock::now());
+    answers_.clear();
+    return true;
+  }
+  if (!progressed && wait.count() == 0) sched_yield();
+  return progressed;
+}
+
+void Supervisor::run_here(const RunBody& run) {
+  const std::uint64_t chunk_id = run.header().chunk_id;
+  hop_trace::mark(hop_trace::Point::worker_forwarded, chunk_id);
+  hop_trace::mark(hop_trace::Point::task_started, chunk_id);
+  auto started = Clock::now();
+  auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
+  if (!busy_heartbeat_) {
+    busy_heartbeat_.emplace([this] {
+      channel_.send(MessageKind::heartbeat);
+      channel_.progress_sends();
+    });
+  }
+  {
+    // No MPI call on this thread meanwhile.
+    BusyHeartbeat::Running running(*busy_heartbeat_, heartbeat_interval(run.header()));
+    for (std::uint32_t i = 0; i < run.count(); ++i) runner_.run(run, i, *result);
+  }
+  hop_trace::mark(hop_trace::Point::task_ended, chunk_id);
+  hop_trace::mark(hop_trace::Point::worker_answered, chunk_id);
+  auto head = result_header(chunk_id, run.count(), ChunkStatus::complete, Clock::now() - started);
+  std::memcpy(result->data(), head.data(), head.size());
+  send_result(result);
+}
+
+void Supervisor::send_result(const std::shared_ptr<Bytes>& result) {
+  if (result->size() > kBatchedEntryBytes) {
+    std::uint64_t size = result->size();
+    channel_.send(MessageKind::result,
+                  {std::span(reinterpret_cast<const char*>(&size), sizeof size), *result}, result);
+  } else {
+    if (results_.empty()) first_batched_ = Clock::now();
+    results_.add({*result});
+  }
+  last_sent_ = Clock::now();
+  if (results_.full() || Clock::now() - first_batched_ > kResultDelay) results_.send(channel_);
+}
+
+void Supervisor::send_heartbeat_if_due() {
+  if (chunks_.empty() && queue_.empty()) return;
+  RunHeader running = chunks_.empty() ? RunBody(queue_.front()).header() : chunks_.front();
+  if (Clock::now() - last_sent_ < heartbeat_interval(running)) return;
+  channel_.send(MessageKind::heartbeat);
+  last_sent_ = Clock::now();
+}
+
+}  // namespace fiber::detail
