@@ -1,15 +1,20 @@
 #include "trainer.hpp"
 
-#include <fmt/format.h>
 #include <fiber/fiber.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "envs/environment.hpp"
 #include "evaluation.hpp"
@@ -84,21 +89,316 @@ void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& p
 // How many parts of the gradient each worker sums (a task each): the parts are summed on each
 // node, so that the master receives one P-vector per node...
 constexpr int kGradientPartsPerWorker = 2;
-// ... and each part sums at least this many noise vectors: ~0.5-3 ms of a worker's time at
-// P = 29k-167k, ten times or more what the master spends on the part's two messages. More parts
-// would only add master messages: at 1,024 workers the 1,024 parts of one pair each took the
-// master longer than their sums took the workers.
+// ... and no more parts than give each this many noise vectors, so that a worker's sum far
+// outweighs the master's two messages for the part (docs/design.md, "fiber-es's gradient parts").
 constexpr int kMinPairsPerGradientPart = 16;
+
+// Between a run's generations: generations of at most this many episodes share no episode seed.
+constexpr std::uint64_t kGenerationSeedStride = 10'000'019;
+// Coprime with kGenerationSeedStride: runs whose --seed differ by less never share a seed base.
+constexpr std::uint64_t kRunSeedStride = 1'000'003;
+
+// Every pool call's items are tasks already: batches of --pairs-per-task pairs, evaluation
+// episodes, gradient parts.
+constexpr int kItemsPerTask = 1;
+
+// How often a pool call in flight looks for a stop request: a stop is seen within this long.
+constexpr std::chrono::milliseconds kStopPoll{50};
+
+// The first seed of a generation's episodes: its perturbations' count up from it, then its
+// evaluation episodes'.
+std::uint64_t seed_base(std::uint64_t run_seed, std::int64_t generation) {
+  return run_seed * kRunSeedStride + static_cast<std::uint64_t>(generation) * kGenerationSeedStride;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // The result of a pool call, or nothing if a stop was requested first (the call is abandoned:
 // the pool's teardown ends it).
 template <class Pending>
 auto unless_stopped(const Pending& pending) -> std::optional<decltype(pending.get())> {
-  while (!pending.wait(std::chrono::milliseconds(50))) {
+  while (!pending.wait(kStopPoll)) {
     if (rl::stop_requested()) return std::nullopt;
   }
   return pending.get();
 }
+
+// What the pool workers get for a run: the pool's initializer.
+Settings worker_settings(const Options& o, const std::vector<long>& layers) {
+  return {.environment = o.environment,
+          .layers = layers,
+          .sigma = o.sigma,
+          .noise_size = o.noise_size,
+          .noise_seed = o.noise_seed,
+          .record_observations = o.normalize_observations,
+          .episodes_per_perturbation = o.episodes_per_perturbation,
+          .common_start_states = o.common_start_states,
+          .squash_actions = o.continuous_actions == "tanh",
+          .step_sleep_us = o.step_sleep_us};
+}
+
+// A generation's episodes: the perturbations' results merged (returns in task order), and the
+// evaluation episodes of the unperturbed policy, one result each.
+struct Episodes {
+  BatchResult perturbations;
+  std::vector<BatchResult> evaluations;
+};
+
+// es_gradient_part's arguments: the noise indices of some pairs and their weights.
+using GradientPart = std::tuple<std::vector<std::int64_t>, std::vector<double>>;
+
+// The returns of the pairs, one row each: the positive member's, then the negative's.
+Eigen::MatrixXd pair_returns(const BatchResult& result, int pairs) {
+  Eigen::MatrixXd returns(pairs, 2);
+  for (int row = 0; row < pairs; ++row) {
+    returns(row, 0) = result.returns_positive[row];
+    returns(row, 1) = result.returns_negative[row];
+  }
+  return returns;
+}
+
+// The mean return of the evaluation episodes (NaN without any).
+double mean_evaluation_return(const std::vector<BatchResult>& evaluations) {
+  std::vector<double> returns;
+  for (const auto& evaluation : evaluations) {
+    returns.insert(returns.end(), evaluation.returns_positive.begin(),
+                   evaluation.returns_positive.end());
+  }
+  return returns.empty() ? std::numeric_limits<double>::quiet_NaN()
+                         : std::accumulate(returns.begin(), returns.end(), 0.0) /
+                               static_cast<double>(returns.size());
+}
+
+// How a generation leaves the run: going on, or ended.
+enum class Outcome { next_generation, stopped, solved, out_of_time };
+
+// The generations of this invocation, one at a time, in the steps of the algorithm. A generation
+// works on a copy of the state, committed when it is complete: a stop (SIGTERM, SIGINT) abandons
+// the generation in flight and checkpoints the last complete one, which the log ends with too,
+// so a resumed run repeats and loses no generation.
+class Generations {
+ public:
+  Generations(const Options& o, TrainerState& state, const rl::RunIdentity& identity,
+              rl::TrainingSession& session, fiber::Pool& pool, rl::RunLog& log,
+              rl::RolloutLog* rollouts)
+      : o_(o),
+        state_(state),
+        identity_(identity),
+        session_(session),
+        pool_(pool),
+        log_(log),
+        rollouts_(rollouts),
+        noise_index_(0, o.noise_size - state.theta.size()),
+        pairs_(o.population / 2),
+        episodes_(static_cast<std::uint64_t>(o.episodes_per_perturbation)),
+        retried_before_(pool.stats().tasks_retried),
+        invocation_started_(Clock::now()) {}
+
+  // One generation: the policy to the workers, the perturbations drawn and their episodes run,
+  // the returns ranked into the gradient estimate, Adam's step, then the log rows and any
+  // checkpoint.
+  Outcome run_one() {
+    const auto started = Clock::now();
+    pool_seconds_ = 0;
+    const std::int64_t g = state_.generation;
+    TrainerState next = state_;
+    send_policy(next);
+
+    const std::vector<std::int64_t> indices = draw_noise_indices(next.rng);
+    const std::uint64_t base = seed_base(o_.seed, g);
+    const std::vector<EpisodeBatch> batches = perturbation_batches(indices, base);
+    const std::vector<EpisodeBatch> evaluations = evaluation_batches(base);
+    const std::optional<Episodes> episodes = run_episodes(batches, evaluations);
+    if (!episodes) return Outcome::stopped;
+    const Eigen::MatrixXd returns = pair_returns(episodes->perturbations, pairs_);
+    count_episodes(next, episodes->perturbations);
+
+    const Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
+    const std::optional<Eigen::VectorXd> gradient =
+        estimate_gradient(gradient_parts(indices, weights), returns.size());
+    if (!gradient) return Outcome::stopped;
+    next.adam.update(next.theta, -*gradient + o_.l2 * next.theta);  // ascent, weight decay
+
+    const double generation_seconds = seconds_since(started);
+    next.seconds += generation_seconds;
+    next.generation = g + 1;
+    state_ = std::move(next);
+    const double eval = mean_evaluation_return(episodes->evaluations);
+    log_generation(g, returns, eval, batches, *episodes, generation_seconds - pool_seconds_);
+    return checkpoint_and_decide(g, eval);
+  }
+
+ private:
+  // Runs `call`, counting its time as the generation's time waiting on the pool.
+  template <class Call>
+  auto on_pool(Call call) {
+    const auto start = Clock::now();
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      pool_seconds_ += seconds_since(start);
+    } else {
+      auto result = call();
+      pool_seconds_ += seconds_since(start);
+      return result;
+    }
+  }
+
+  // The policy of the generation (parameters, observation statistics) to every worker.
+  void send_policy(const TrainerState& next) {
+    auto generation =
+        Generation{next.generation, to_vector(next.theta), to_vector(next.normalizer.mean()),
+                   to_vector(next.normalizer.std())};
+    on_pool([&] { pool_.broadcast(es_set_generation, generation); });
+  }
+
+  // One noise index per antithetic pair, from the run's random engine.
+  std::vector<std::int64_t> draw_noise_indices(std::mt19937_64& rng) {
+    std::vector<std::int64_t> indices(pairs_);
+    for (auto& index : indices) index = noise_index_(rng);
+    return indices;
+  }
+
+  // The pairs cut into tasks, each with the seed of its first pair's episodes (with common start
+  // states, every task the generation's first seed).
+  std::vector<EpisodeBatch> perturbation_batches(const std::vector<std::int64_t>& indices,
+                                                 std::uint64_t base) const {
+    std::vector<EpisodeBatch> batches;
+    for (int first = 0; first < pairs_; first += o_.pairs_per_task) {
+      const int last = std::min(pairs_, first + o_.pairs_per_task);
+      const std::uint64_t seed = o_.common_start_states ? base : base + first * episodes_;
+      batches.push_back({{indices.begin() + first, indices.begin() + last}, seed});
+    }
+    return batches;
+  }
+
+  // The evaluation episodes of the unperturbed policy (noise index -1), a task each, from the
+  // seeds after the perturbations'.
+  std::vector<EpisodeBatch> evaluation_batches(std::uint64_t base) const {
+    std::vector<EpisodeBatch> evaluations;
+    for (int e = 0; e < o_.eval_episodes; ++e) {
+      evaluations.push_back({{-1}, base + pairs_ * episodes_ + e});
+    }
+    return evaluations;
+  }
+
+  // The perturbations' episodes, their results merged on each node, and beside them the
+  // evaluation episodes; nothing if a stop was requested first.
+  std::optional<Episodes> run_episodes(const std::vector<EpisodeBatch>& batches,
+                                       const std::vector<EpisodeBatch>& evaluations) {
+    return on_pool([&]() -> std::optional<Episodes> {
+      auto pending_evaluations = pool_.map_async(es_evaluate, evaluations, kItemsPerTask);
+      auto merged = unless_stopped(
+          pool_.map_reduce_async(es_evaluate, batches, es_merge_results, kItemsPerTask));
+      if (!merged) return std::nullopt;
+      return Episodes{std::move(*merged), pending_evaluations.get()};
+    });
+  }
+
+  // The episodes' count, steps and observation statistics into the next state.
+  void count_episodes(TrainerState& next, const BatchResult& result) const {
+    next.episodes += static_cast<std::int64_t>(result.lengths.size());
+    next.timesteps +=
+        std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
+    if (o_.normalize_observations && result.observation_count > 0) {
+      next.normalizer.increment(to_eigen(result.observation_sum),
+                                to_eigen(result.observation_sumsq), result.observation_count);
+    }
+  }
+
+  // The pairs with their weights (centered ranks) in parts, a few per worker but not too small:
+  // the parts are fixed by the layout, so that a resumed run adds them in the same order.
+  std::vector<GradientPart> gradient_parts(const std::vector<std::int64_t>& indices,
+                                           const Eigen::VectorXd& weights) const {
+    std::vector<GradientPart> parts;
+    const int part_count =
+        std::min(kGradientPartsPerWorker * std::max(1, pool_.size()),
+                 std::max(1, (pairs_ + kMinPairsPerGradientPart - 1) / kMinPairsPerGradientPart));
+    const int part_size = (pairs_ + part_count - 1) / part_count;
+    for (int first = 0; first < pairs_; first += part_size) {
+      const int last = std::min(pairs_, first + part_size);
+      parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
+                         std::vector<double>(weights.data() + first, weights.data() + last));
+    }
+    return parts;
+  }
+
+  // The gradient estimate: the parts summed where the noise is, then on each node, over the
+  // number of returns; nothing if a stop was requested first.
+  std::optional<Eigen::VectorXd> estimate_gradient(const std::vector<GradientPart>& parts,
+                                                   Eigen::Index returns) {
+    auto summed = on_pool([&] {
+      return unless_stopped(
+          pool_.map_reduce_async(es_gradient_part, parts, es_add_vectors, kItemsPerTask));
+    });
+    if (!summed) return std::nullopt;
+    Eigen::VectorXd gradient = to_eigen(*summed);
+    gradient /= static_cast<double>(returns);
+    return gradient;
+  }
+
+  // The generation's rows and progress line. A failure to append leaves the last checkpoint,
+  // behind the log's rows. The rollouts come first: a generation in the summary log is in the
+  // rollout log too.
+  void log_generation(std::int64_t g, const Eigen::MatrixXd& returns, double eval,
+                      const std::vector<EpisodeBatch>& batches, const Episodes& episodes,
+                      double master_seconds) {
+    const auto retried_so_far = pool_.stats().tasks_retried;
+    const auto retried = retried_so_far - retried_before_;  // in this generation
+    retried_before_ = retried_so_far;
+    if (rollouts_) {
+      rollouts_->append_step(rollout_rows(o_.rollout_log, g, batches, o_.episodes_per_perturbation,
+                                          episodes.perturbations, episodes.evaluations,
+                                          *rollouts_));
+    }
+    log_.append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state_.episodes,
+                 state_.timesteps, state_.seconds, pool_.size(), static_cast<std::int64_t>(retried),
+                 master_seconds});
+    std::printf(
+        "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
+        "| %d workers\n",
+        static_cast<long long>(g), returns.mean(), returns.maxCoeff(), eval,
+        static_cast<long long>(state_.timesteps), state_.seconds, pool_.size());
+    std::fflush(stdout);
+  }
+
+  // Checkpoints the committed state when due, and always when the run ends here: solved (with
+  // --stop-at-target) or past --time-limit.
+  Outcome checkpoint_and_decide(std::int64_t g, double eval) {
+    const bool solved = o_.stop_at_target && eval >= o_.target_return;
+    const bool out_of_time =
+        o_.time_limit > 0 && seconds_since(invocation_started_) >= o_.time_limit;
+    if (session_.checkpoint_due(state_.generation, o_.generations) || solved || out_of_time) {
+      save(state_, identity_, o_.files.checkpoint);
+    }
+    if (solved) {
+      std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
+                  o_.target_return, static_cast<long long>(g));
+      return Outcome::solved;
+    }
+    if (out_of_time) {
+      std::printf("fiber-es: time limit of %g s reached after generation %lld\n", o_.time_limit,
+                  static_cast<long long>(g));
+      return Outcome::out_of_time;
+    }
+    return Outcome::next_generation;
+  }
+
+  const Options& o_;
+  TrainerState& state_;
+  const rl::RunIdentity& identity_;
+  rl::TrainingSession& session_;
+  fiber::Pool& pool_;
+  rl::RunLog& log_;
+  rl::RolloutLog* rollouts_;  // null without a rollout log
+  std::uniform_int_distribution<std::int64_t> noise_index_;
+  const int pairs_;
+  const std::uint64_t episodes_;  // per perturbation
+  std::uint64_t retried_before_;  // the pool's tasks_retried before this generation
+  const Clock::time_point invocation_started_;
+  double pool_seconds_ = 0;  // the generation's time waiting on the pool; the rest is the master's
+};
 
 // The run of `state` from its generation on (or from the checkpoint the run resumes).
 int train_generations(const Options& o, TrainerState& state, const std::vector<long>& layers,
@@ -112,19 +412,10 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
     claimed_rollouts.emplace(
         rl::claim_rollout_log(o.files, o.overwrite, session.resuming(), rollout_log_columns));
   }
-  Settings settings{.environment = o.environment,
-                    .layers = layers,
-                    .sigma = o.sigma,
-                    .noise_size = o.noise_size,
-                    .noise_seed = o.noise_seed,
-                    .record_observations = o.normalize_observations,
-                    .episodes_per_perturbation = o.episodes_per_perturbation,
-                    .common_start_states = o.common_start_states,
-                    .squash_actions = o.continuous_actions == "tanh",
-                    .step_sleep_us = o.step_sleep_us};
-  fiber::Pool& pool = session.start_pool({.processes = o.workers,
-                                          .initializer = fiber::call(es_setup, settings),
-                                          .task_timeout = rl::task_timeout(o.task_timeout)});
+  fiber::Pool& pool =
+      session.start_pool({.processes = o.workers,
+                          .initializer = fiber::call(es_setup, worker_settings(o, layers)),
+                          .task_timeout = rl::task_timeout(o.task_timeout)});
   rl::RunLog& log = session.open_log(
       state.generation,
       {{"config", o.config_text},
@@ -139,147 +430,14 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
               o.environment.c_str(), static_cast<long long>(state.theta.size()), o.population,
               pool.size(), session.hosts().c_str(), o.files.output.c_str());
 
-  const std::int64_t dim = state.theta.size();
-  std::uniform_int_distribution<std::int64_t> noise_index(0, o.noise_size - dim);
-  const int pairs = o.population / 2;
-  const auto episodes = static_cast<std::uint64_t>(o.episodes_per_perturbation);
-  auto retried_before = pool.stats().tasks_retried;
-
-  const auto invocation_started = Clock::now();
-  // A generation works on a copy of the state, committed when it is complete: a stop (SIGTERM,
-  // SIGINT) abandons the generation in flight and checkpoints the last complete one, which the
-  // log ends with too, so a resumed run repeats and loses no generation.
-  bool solved = false;
-  while (state.generation < o.generations && !rl::stop_requested()) {
-    auto started = Clock::now();
-    // The generation's time spent waiting on the pool; the rest is the master's own work.
-    double pool_seconds = 0;
-    auto on_pool = [&pool_seconds](auto call) {
-      auto start = Clock::now();
-      auto result = call();
-      pool_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      return result;
-    };
-    std::int64_t g = state.generation;
-    TrainerState next = state;
-    auto generation = Generation{g, to_vector(next.theta), to_vector(next.normalizer.mean()),
-                                 to_vector(next.normalizer.std())};
-    on_pool([&] {
-      pool.broadcast(es_set_generation, generation);
-      return 0;
-    });
-
-    // The perturbations, cut into tasks, their results merged on each node (returns in task
-    // order); beside them the evaluation episodes of the mean policy.
-    std::vector<std::int64_t> indices(pairs);
-    for (auto& index : indices) index = noise_index(next.rng);
-    std::vector<EpisodeBatch> batches, evaluations;
-    std::uint64_t seed_base = o.seed * 1'000'003 + static_cast<std::uint64_t>(g) * 10'000'019;
-    for (int first = 0; first < pairs; first += o.pairs_per_task) {
-      int last = std::min(pairs, first + o.pairs_per_task);
-      std::uint64_t seed = o.common_start_states ? seed_base : seed_base + first * episodes;
-      batches.push_back({{indices.begin() + first, indices.begin() + last}, seed});
-    }
-    for (int e = 0; e < o.eval_episodes; ++e) {
-      evaluations.push_back({{-1}, seed_base + pairs * episodes + e});
-    }
-    auto evaluated = on_pool([&] {
-      auto pending_evaluations = pool.map_async(es_evaluate, evaluations, 1);
-      auto merged =
-          unless_stopped(pool.map_reduce_async(es_evaluate, batches, es_merge_results, 1));
-      return merged ? std::optional(std::pair(std::move(*merged), pending_evaluations.get()))
-                    : std::nullopt;
-    });
-    if (!evaluated) break;
-    const auto& [result, evaluation_results] = *evaluated;
-
-    Eigen::MatrixXd returns(pairs, 2);
-    for (int row = 0; row < pairs; ++row) {
-      returns(row, 0) = result.returns_positive[row];
-      returns(row, 1) = result.returns_negative[row];
-    }
-    next.episodes += static_cast<std::int64_t>(result.lengths.size());
-    next.timesteps +=
-        std::accumulate(result.lengths.begin(), result.lengths.end(), std::int64_t{0});
-    if (o.normalize_observations && result.observation_count > 0) {
-      next.normalizer.increment(to_eigen(result.observation_sum),
-                                to_eigen(result.observation_sumsq), result.observation_count);
-    }
-    std::vector<double> eval_returns;
-    for (const auto& evaluation : evaluation_results) {
-      eval_returns.insert(eval_returns.end(), evaluation.returns_positive.begin(),
-                          evaluation.returns_positive.end());
-    }
-
-    // Centered ranks, then the gradient as partial sums where the noise is, a few per worker
-    // but not too small, summed on each node: the parts are fixed by the layout, so that a
-    // resumed run adds them in the same order.
-    Eigen::VectorXd weights = rl::antithetic_weights(rl::centered_ranks_matrix(returns));
-    std::vector<std::tuple<std::vector<std::int64_t>, std::vector<double>>> parts;
-    int part_count =
-        std::min(kGradientPartsPerWorker * std::max(1, pool.size()),
-                 std::max(1, (pairs + kMinPairsPerGradientPart - 1) / kMinPairsPerGradientPart));
-    int part_size = (pairs + part_count - 1) / part_count;
-    for (int first = 0; first < pairs; first += part_size) {
-      int last = std::min(pairs, first + part_size);
-      parts.emplace_back(std::vector<std::int64_t>(indices.begin() + first, indices.begin() + last),
-                         std::vector<double>(weights.data() + first, weights.data() + last));
-    }
-    auto summed = on_pool([&] {
-      return unless_stopped(pool.map_reduce_async(es_gradient_part, parts, es_add_vectors, 1));
-    });
-    if (!summed) break;
-    Eigen::VectorXd gradient = to_eigen(*summed);
-    gradient /= static_cast<double>(returns.size());
-    next.adam.update(next.theta, -gradient + o.l2 * next.theta);
-
-    double generation_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    next.seconds += generation_seconds;
-    next.generation = g + 1;
-    state = std::move(next);
-    double eval = eval_returns.empty()
-                      ? std::numeric_limits<double>::quiet_NaN()
-                      : std::accumulate(eval_returns.begin(), eval_returns.end(), 0.0) /
-                            static_cast<double>(eval_returns.size());
-    const auto retried_so_far = pool.stats().tasks_retried;
-    const auto retried = retried_so_far - retried_before;  // in this generation
-    retried_before = retried_so_far;
-    // A failure to append leaves the last checkpoint, behind the log's rows. The rollouts come
-    // first: a generation in the summary log is in the rollout log too.
-    if (rollouts) {
-      rollouts->append_step(rollout_rows(o.rollout_log, g, batches, o.episodes_per_perturbation,
-                                         result, evaluation_results, *rollouts));
-    }
-    log.append({g, returns.mean(), returns.minCoeff(), returns.maxCoeff(), eval, state.episodes,
-                state.timesteps, state.seconds, pool.size(), static_cast<std::int64_t>(retried),
-                generation_seconds - pool_seconds});
-    std::printf(
-        "gen %4lld | return mean %9.2f max %9.2f | eval %9.2f | %11lld steps | %7.1f s "
-        "| %d workers\n",
-        static_cast<long long>(g), returns.mean(), returns.maxCoeff(), eval,
-        static_cast<long long>(state.timesteps), state.seconds, pool.size());
-    std::fflush(stdout);
-
-    solved = o.stop_at_target && eval >= o.target_return;
-    bool out_of_time =
-        o.time_limit > 0 &&
-        std::chrono::duration<double>(Clock::now() - invocation_started).count() >= o.time_limit;
-    if (session.checkpoint_due(state.generation, o.generations) || solved || out_of_time) {
-      save(state, identity, o.files.checkpoint);
-    }
-    if (solved) {
-      std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
-                  o.target_return, static_cast<long long>(g));
-      break;
-    }
-    if (out_of_time) {
-      std::printf("fiber-es: time limit of %g s reached after generation %lld\n", o.time_limit,
-                  static_cast<long long>(g));
-      break;
-    }
+  Generations generations(o, state, identity, session, pool, log, rollouts ? &*rollouts : nullptr);
+  Outcome outcome = Outcome::next_generation;
+  while (outcome == Outcome::next_generation && state.generation < o.generations &&
+         !rl::stop_requested()) {
+    outcome = generations.run_one();
   }
   const std::vector<rl::RolloutLog*> rollout_logs{rollouts ? &*rollouts : nullptr};
-  if (state.generation < o.generations && !solved && rl::stop_requested()) {
+  if (state.generation < o.generations && outcome != Outcome::solved && rl::stop_requested()) {
     return session.stop(
         state.generation, [&] { save(state, identity, o.files.checkpoint); }, rollout_logs);
   }

@@ -10,36 +10,24 @@
 #include <optional>
 #include <system_error>
 
-#include "storage/atomic_replace.hpp"
 #include "storage/hdf5/attribute.hpp"
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
 #include "storage/hdf5/file.hpp"
-#include "storage/hdf5/file_copy.hpp"
-#include "storage/hdf5/fletcher32.hpp"
 #include "storage/hdf5/format_marker.hpp"
 #include "storage/hdf5/names.hpp"
+#include "storage/run_log_impl.hpp"
 
 namespace fiber::rl {
 
 namespace {
 
 constexpr hdf5::FormatMarker kMarker{"fiber-runlog", 1, "run log"};
-constexpr const char* kRowsAttribute = "rows";
-constexpr hsize_t kChunkRows = 1024;    // 8 KiB per chunk (and checksum) for a float64 column
-constexpr std::size_t kValueBytes = 8;  // int64 and float64 alike
-// zlib's default; after shuffle, Humanoid-v5's rollouts take 0.02 % fewer bytes at level 9,
-// 2 % more at level 1.
-constexpr unsigned kDeflateLevel = 6;
 
 std::string prefix(const std::filesystem::path& path) { return "run log " + path.string() + ": "; }
 
 void check_name(std::string_view what, std::string_view name) {
   hdf5::check_name("run log " + std::string(what), name);
-}
-
-hid_t memory_type(RunLog::Type type) {
-  return type == RunLog::Type::int64 ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
 }
 
 hid_t file_type(RunLog::Type type) {
@@ -57,284 +45,136 @@ std::string column_list(const std::vector<RunLog::Column>& columns) {
 
 }  // namespace
 
-struct RunLog::Impl {
-  std::filesystem::path path;
-  bool writable = false;
-  bool closed = false;
-  hdf5::File file;
-  hdf5::Group log_group;
-  hdf5::Group meta_group;  // may be invalid in a read-only log without /meta
-  std::vector<Column> columns;
-  std::vector<hdf5::Dataset> datasets;  // one per column
-  std::size_t rows = 0;
+void RunLog::Impl::fail(const std::string& what) const { throw RunLogError(prefix(path) + what); }
 
-  [[noreturn]] void fail(const std::string& what) const { throw RunLogError(prefix(path) + what); }
+hid_t RunLog::Impl::memory_type(Type type) {
+  return type == Type::int64 ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+}
 
-  // Runs `step`; an hdf5::Error ends it as a RunLogError "WHAT: why".
-  template <class Step>
-  auto attempt(const std::string& what, Step&& step) const {
+std::size_t RunLog::Impl::index_of(std::string_view name) const {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == name) return i;
+  }
+  throw std::invalid_argument(prefix(path) + "no column '" + std::string(name) +
+                              "' (columns: " + column_list(columns) + ")");
+}
+
+void RunLog::Impl::require_writable(const char* action) const {
+  if (!writable) fail(std::string("opened read-only, cannot ") + action);
+}
+
+void RunLog::Impl::flush() {
+  attempt("cannot flush", [&] { file.flush(); });
+}
+
+void RunLog::Impl::commit_rows(std::size_t n) {
+  attempt("cannot record the row count",
+          [&] { hdf5::write_attribute(log_group, kRowsAttribute, static_cast<std::int64_t>(n)); });
+  flush();
+}
+
+void RunLog::Impl::check_types(const Row& row) const {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].type == Type::int64 && !row[i].is_integer()) {
+      throw std::invalid_argument(prefix(path) + "column '" + columns[i].name +
+                                  "' is int64, but the row has a floating-point value for it");
+    }
+  }
+}
+
+// Writes `block` after the complete rows, then counts them: all of them or, after a crash,
+// none (the rows' data is flushed before the count that makes it part of the log).
+void RunLog::Impl::write_rows(const std::vector<Row>& block) {
+  for (const Row& row : block) check_types(row);
+  if (block.empty()) return;
+  std::vector<std::int64_t> integers(block.size());
+  std::vector<double> reals(block.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const bool integer = columns[i].type == Type::int64;
+    for (std::size_t r = 0; r < block.size(); ++r) {
+      if (integer) {
+        integers[r] = block[r][i].as_int64();
+      } else {
+        reals[r] = block[r][i].as_double();
+      }
+    }
+    const void* values = integer ? static_cast<const void*>(integers.data())
+                                 : static_cast<const void*>(reals.data());
     try {
-      return step();
+      datasets[i].set_length(rows + block.size());
+      datasets[i].write(memory_type(columns[i].type), values, rows, block.size());
     } catch (const hdf5::Error& error) {
-      fail(what + ": " + error.description());
+      undo_extension(i);
+      fail("cannot append row " + std::to_string(rows) + " (column '" + columns[i].name +
+           "'): " + error.description());
     }
   }
-  // The same, as "damaged (WHAT: why)".
-  template <class Step>
-  auto attempt_damaged(const std::string& what, Step&& step) const {
+  flush();
+  commit_rows(rows + block.size());
+  rows += block.size();
+}
+
+// Best effort after a failed append: columns 0..last back to the complete rows.
+void RunLog::Impl::undo_extension(std::size_t last) noexcept {
+  for (std::size_t j = 0; j <= last; ++j) {
     try {
-      return step();
-    } catch (const hdf5::Error& error) {
-      fail("damaged (" + what + ": " + error.description() + ")");
+      datasets[j].set_length(rows);
+    } catch (const hdf5::Error&) {  // the append's error is the one to report
     }
   }
+}
 
-  std::size_t index_of(std::string_view name) const {
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (columns[i].name == name) return i;
+template <class T>
+std::vector<T> RunLog::Impl::read_column(std::size_t i, hid_t type) const {
+  std::vector<T> values(rows);
+  if (rows == 0) return values;
+  try {
+    datasets[i].read(type, values.data(), 0, rows);
+  } catch (const hdf5::Error& error) {
+    if (error.is_checksum_mismatch()) {
+      fail("damaged (checksum mismatch in /log/" + columns[i].name + ")");
     }
-    throw std::invalid_argument(prefix(path) + "no column '" + std::string(name) +
-                                "' (columns: " + column_list(columns) + ")");
+    fail("cannot read /log/" + columns[i].name + ": " + error.description());
   }
+  return values;
+}
 
-  void require_writable(const char* action) const {
-    if (!writable) fail(std::string("opened read-only, cannot ") + action);
+std::string RunLog::Impl::read_meta(const std::string& key) const {
+  const std::string where = "/meta/" + key;
+  hdf5::Dataset dataset;
+  std::optional<hdf5::Datatype> type;
+  try {
+    dataset = hdf5::Dataset::open(meta_group, key.c_str());
+    type = dataset.type();
+  } catch (const hdf5::Error&) {
   }
-
-  void flush() {
-    attempt("cannot flush", [&] { file.flush(); });
-  }
-
-  // Records that the first n rows are complete: the `rows` attribute of /log, written after the
-  // rows' data has been flushed. A crash before it leaves the row uncounted (and dropped).
-  void commit_rows(std::size_t n) {
-    attempt("cannot record the row count", [&] {
-      hdf5::write_attribute(log_group, kRowsAttribute, static_cast<std::int64_t>(n));
-    });
-    flush();
-  }
-
-  void check_types(const Row& row) const {
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (columns[i].type == Type::int64 && !row[i].is_integer()) {
-        throw std::invalid_argument(prefix(path) + "column '" + columns[i].name +
-                                    "' is int64, but the row has a floating-point value for it");
-      }
-    }
-  }
-
-  // Writes `block` after the complete rows, then counts them: all of them or, after a crash,
-  // none (the rows' data is flushed before the count that makes it part of the log).
-  void write_rows(const std::vector<Row>& block) {
-    for (const Row& row : block) check_types(row);
-    if (block.empty()) return;
-    std::vector<std::int64_t> integers(block.size());
-    std::vector<double> reals(block.size());
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      const bool integer = columns[i].type == Type::int64;
-      for (std::size_t r = 0; r < block.size(); ++r) {
-        if (integer) {
-          integers[r] = block[r][i].as_int64();
-        } else {
-          reals[r] = block[r][i].as_double();
-        }
-      }
-      const void* values = integer ? static_cast<const void*>(integers.data())
-                                   : static_cast<const void*>(reals.data());
-      try {
-        datasets[i].set_length(rows + block.size());
-        datasets[i].write(memory_type(columns[i].type), values, rows, block.size());
-      } catch (const hdf5::Error& error) {
-        undo_extension(i);
-        fail("cannot append row " + std::to_string(rows) + " (column '" + columns[i].name +
-             "'): " + error.description());
-      }
-    }
-    flush();
-    commit_rows(rows + block.size());
-    rows += block.size();
-  }
-
-  void write_row(const Row& row) { write_rows({row}); }
-
-  // Best effort after a failed append: columns 0..last back to the complete rows.
-  void undo_extension(std::size_t last) noexcept {
-    for (std::size_t j = 0; j <= last; ++j) {
-      try {
-        datasets[j].set_length(rows);
-      } catch (const hdf5::Error&) {  // the append's error is the one to report
-      }
-    }
-  }
-
-  template <class T>
-  std::vector<T> read_column(std::size_t i, hid_t type) const {
-    std::vector<T> values(rows);
-    if (rows == 0) return values;
-    try {
-      datasets[i].read(type, values.data(), 0, rows);
-    } catch (const hdf5::Error& error) {
-      if (error.is_checksum_mismatch()) {
-        fail("damaged (checksum mismatch in /log/" + columns[i].name + ")");
-      }
-      fail("cannot read /log/" + columns[i].name + ": " + error.description());
-    }
-    return values;
-  }
-
-  bool any_column_compressed() const {
-    return std::any_of(datasets.begin(), datasets.end(), [&](const hdf5::Dataset& dataset) {
-      return attempt_damaged("cannot read the filters of /log",
-                             [&] { return dataset.compressed(); });
-    });
-  }
-
-  // Replaces the file by a copy of it whose columns have `filters` (storage/atomic_replace.hpp):
-  // a crash leaves the old file or the complete copy, and at most PATH.tmp, which the next
-  // writer removes. The copy reads every chunk with its checksum verified, so a damaged one fails
-  // it before anything is replaced. Closes the log, also when it fails (the file as it was).
-  void rewrite(const hdf5::ChunkFilters& filters, const std::string& what) {
-    const std::filesystem::path temporary = temporary_beside(path);
-    auto give_up = [&](const std::string& why) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      try {
-        close();
-      } catch (const RunLogError&) {  // the rewrite's error is the one to report
-      }
-      fail(why);
-    };
-    try {
-      hdf5::File copy = hdf5::File::create(temporary);
-      hdf5::copy_contents(file, copy, filters);
-      copy.flush(H5F_SCOPE_GLOBAL);
-      copy.close_or_throw();
-    } catch (const hdf5::CopyError& error) {
-      const std::string where = error.object() + (error.rows().empty() ? "" : ", " + error.rows());
-      if (error.is_checksum_mismatch()) give_up("damaged (checksum mismatch in " + where + ")");
-      give_up("cannot " + what + " (" + where + "): " + error.description());
-    } catch (const hdf5::Error& error) {
-      give_up("cannot " + what + " into " + temporary.string() + ": " + error.description());
-    }
-    close();  // the old file, before it is replaced
-    try {
-      replace_durably(temporary, path);
-    } catch (const std::system_error& error) {
-      give_up("cannot " + what + ": " + error.what());
-    }
-  }
-
-  // A copy left by a rewrite that a crash interrupted (this process is the writer now).
-  void remove_interrupted_rewrite() const {
-    std::error_code ignored;
-    std::filesystem::remove(temporary_beside(path), ignored);
-  }
-
-  // Checks the chunks of column i that hold complete rows, before anything is written. A chunk
-  // whose checksum fails is refused as corrupted unless a crash in the middle of an append
-  // explains it: the complete rows are intact and the stored checksum is still that of the chunk
-  // before the torn write (its complete rows, then the fill value, zeros).
-  void verify_complete_rows(std::size_t i) const {
-    const std::size_t chunks = (rows + kChunkRows - 1) / kChunkRows;
-    const std::size_t chunk_bytes = kChunkRows * kValueBytes + hdf5::kChecksumBytes;
-    const std::string column = "/log/" + columns[i].name;
-    std::vector<unsigned char> chunk(chunk_bytes);
-    for (std::size_t c = 0; c < chunks; ++c) {
-      const hsize_t offset = c * kChunkRows;
-      if (attempt_damaged(column, [&] { return datasets[i].stored_chunk_size(offset); }) !=
-          chunk_bytes) {
-        fail("damaged (" + column + " has a chunk of an unexpected size)");
-      }
-      attempt("cannot read " + column, [&] { datasets[i].read_stored_chunk(offset, chunk); });
-      const std::size_t data_bytes = chunk_bytes - hdf5::kChecksumBytes;
-      const std::uint32_t stored = hdf5::little_endian_uint32(chunk.data() + data_bytes);
-      if (hdf5::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;
-      const std::size_t complete = std::min<std::size_t>(rows - c * kChunkRows, kChunkRows);
-      std::fill(chunk.begin() + static_cast<std::ptrdiff_t>(complete * kValueBytes),
-                chunk.begin() + static_cast<std::ptrdiff_t>(data_bytes), 0);
-      if (hdf5::matches_fletcher32(chunk.data(), data_bytes, stored)) continue;  // torn
-      fail("damaged (checksum mismatch in " + column + ", rows " + std::to_string(offset) + "-" +
-           std::to_string(offset + complete - 1) +
-           "; refused, nothing was changed: restore the file from a copy, or start a new run)");
-    }
-  }
-
-  // After a crash in the middle of an append, the chunk holding the last rows may have been
-  // written only in part: its complete rows are intact but its checksum no longer matches
-  // (verify_complete_rows() made sure that is all). Where the checksum fails, reads the rows
-  // again without checking and writes them back (new checksums).
-  void repair_torn_chunks() {
-    if (rows == 0) return;
-    std::vector<std::uint64_t> buffer(rows);  // 8 bytes per value, whatever the column type
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      const hdf5::Dataset& dataset = datasets[i];
-      const hid_t type = memory_type(columns[i].type);
-      const std::string column = "/log/" + columns[i].name;
-      try {
-        dataset.read(type, buffer.data(), 0, rows);
-        continue;
-      } catch (const hdf5::Error& error) {
-        if (!error.is_checksum_mismatch())
-          fail("cannot read " + column + ": " + error.description());
-      }
-      try {
-        dataset.read(type, buffer.data(), 0, rows, hdf5::Checksums::skipped);
-        dataset.write(type, buffer.data(), 0, rows);
-      } catch (const hdf5::Error&) {
-        fail("damaged (cannot repair " + column + ")");
-      }
-      flush();
-      try {
-        dataset.read(type, buffer.data(), 0, rows);
-      } catch (const hdf5::Error&) {
-        fail("damaged (checksum mismatch in " + column + ")");
-      }
-    }
-  }
-
-  std::string read_meta(const std::string& key) const {
-    const std::string where = "/meta/" + key;
-    hdf5::Dataset dataset;
-    std::optional<hdf5::Datatype> type;
-    try {
-      dataset = hdf5::Dataset::open(meta_group, key.c_str());
-      type = dataset.type();
-    } catch (const hdf5::Error&) {
-    }
-    if (!type || type->type_class() != H5T_STRING) fail("cannot read " + where + " (not a string)");
-    if (type->is_variable_string()) {
-      char* text = nullptr;
-      attempt("cannot read " + where, [&] { dataset.read_all(type->id(), &text); });
-      std::string out = text != nullptr ? text : "";
-      H5free_memory(text);
-      return out;
-    }
-    if (attempt("cannot read " + where, [&] { return dataset.space().element_count(); }) != 1) {
-      fail("cannot read " + where + " (not a single string)");
-    }
-    std::string out(type->size(), '\0');
-    attempt("cannot read " + where, [&] { dataset.read_all(type->id(), out.data()); });
-    out.erase(std::find(out.begin(), out.end(), '\0'), out.end());
+  if (!type || type->type_class() != H5T_STRING) fail("cannot read " + where + " (not a string)");
+  if (type->is_variable_string()) {
+    char* text = nullptr;
+    attempt("cannot read " + where, [&] { dataset.read_all(type->id(), &text); });
+    std::string out = text != nullptr ? text : "";
+    H5free_memory(text);
     return out;
   }
-
-  // The groups, attributes and (empty) columns of a new log, in the new file `path`.
-  void create_layout(const std::vector<Column>& layout);
-
-  // Opens the columns under /log, reading their names, types and lengths (into `lengths`).
-  void open_columns(std::vector<hsize_t>& lengths);
-
-  void close() {
-    if (closed) return;
-    closed = true;
-    bool ok = true;
-    for (hdf5::Dataset& d : datasets) ok = d.close() && ok;
-    ok = meta_group.close() && ok;
-    ok = log_group.close() && ok;
-    ok = file.close() && ok;
-    if (!ok) fail("error while closing: " + hdf5::last_error().description());
+  if (attempt("cannot read " + where, [&] { return dataset.space().element_count(); }) != 1) {
+    fail("cannot read " + where + " (not a single string)");
   }
-};
+  std::string out(type->size(), '\0');
+  attempt("cannot read " + where, [&] { dataset.read_all(type->id(), out.data()); });
+  out.erase(std::find(out.begin(), out.end(), '\0'), out.end());
+  return out;
+}
+
+void RunLog::Impl::close() {
+  if (closed) return;
+  closed = true;
+  bool ok = true;
+  for (hdf5::Dataset& d : datasets) ok = d.close() && ok;
+  ok = meta_group.close() && ok;
+  ok = log_group.close() && ok;
+  ok = file.close() && ok;
+  if (!ok) fail("error while closing: " + hdf5::last_error().description());
+}
 
 RunLog::RunLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RunLog::RunLog(RunLog&&) noexcept = default;
@@ -484,7 +324,7 @@ RunLog RunLog::open(const std::filesystem::path& path, Access access) {
   // append's data and its count leaves the row uncounted).
   impl->rows = *std::min_element(lengths.begin(), lengths.end());
   const std::optional<std::int64_t> committed = impl->attempt_damaged("unreadable row count", [&] {
-    return hdf5::read_int64_attribute(impl->log_group, kRowsAttribute);
+    return hdf5::read_int64_attribute(impl->log_group, Impl::kRowsAttribute);
   });
   if (committed)
     impl->rows = std::min<std::size_t>(impl->rows, std::max<std::int64_t>(*committed, 0));
@@ -495,23 +335,7 @@ RunLog RunLog::open(const std::filesystem::path& path, Access access) {
       impl->rewrite({}, "decompress");
       return open(path, access);
     }
-    for (std::size_t i = 0; i < impl->columns.size(); ++i) impl->verify_complete_rows(i);
-    // Cut every column back to the complete rows, and repair a chunk torn by a crash.
-    for (std::size_t i = 0; i < impl->columns.size(); ++i) {
-      if (lengths[i] != impl->rows) {
-        impl->attempt(
-            "cannot cut the columns back to " + std::to_string(impl->rows) + " complete rows",
-            [&] { impl->datasets[i].set_length(impl->rows); });
-      }
-    }
-    if (!committed) {
-      impl->attempt("cannot write the row count", [&] {
-        hdf5::write_attribute(impl->log_group, kRowsAttribute, std::int64_t{0});
-      });
-    }
-    impl->flush();
-    impl->repair_torn_chunks();
-    if (committed != static_cast<std::int64_t>(impl->rows)) impl->commit_rows(impl->rows);
+    impl->recover(lengths, committed);
   }
   return RunLog(std::move(impl));
 }
@@ -537,7 +361,7 @@ void RunLog::append(const Row& row) {
                                 std::to_string(self.columns.size()) + " values (" +
                                 column_list(self.columns) + "), got " + std::to_string(row.size()));
   }
-  self.write_row(row);
+  self.write_rows({row});
 }
 
 void RunLog::append(const NamedRow& row) {
@@ -554,7 +378,7 @@ void RunLog::append(const NamedRow& row) {
     }
     ordered.push_back(it->second);
   }
-  self.write_row(ordered);
+  self.write_rows({ordered});
 }
 
 void RunLog::append_rows(const std::vector<Row>& rows) {
@@ -671,13 +495,6 @@ void RunLog::sync() {
 void RunLog::close() {
   if (!impl_) throw std::logic_error("fiber::rl::RunLog used after being moved from");
   impl_->close();
-}
-
-void RunLog::close_compressed() {
-  Impl& self = impl();
-  self.require_writable("compress");
-  self.flush();
-  self.rewrite({.deflate_level = kDeflateLevel}, "compress");
 }
 
 }  // namespace fiber::rl
