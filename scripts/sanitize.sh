@@ -44,7 +44,7 @@ cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBER_BUILD
 # elasticity timings, run in the main suite).
 core_tests=(pool_methods_test serialization_test errors_test lifecycle_test progress_test
             oversubscription_test node_array_test resilience_test broken_runtime_test
-            scheduling_test)
+            scheduling_test worker_set_test)
 cmake --build "$build_dir" -j "$(nproc)" --target fiberrun "${core_tests[@]}"
 # Every process's report is in the verbose log (a task process's report would otherwise be
 # contained like any crash, retried, and its test could still pass); UBSan's reports do not honour
