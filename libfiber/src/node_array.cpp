@@ -1,4 +1,4 @@
-#include "fiber/node_array.hpp"
+#include "fiber/detail/shared_segment.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -16,8 +16,8 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include "fiber/detail/task_invokers.hpp"
 #include "fiber/serialization.hpp"
-#include "fiber/task.hpp"
 
 namespace fiber::detail {
 
