@@ -15,7 +15,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <utility>
 
 #include "fiber/bytes.hpp"
 #include "fiber/detail/archive_buffers.hpp"
