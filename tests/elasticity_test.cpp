@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -14,6 +15,10 @@
 #include <vector>
 
 #include "support/tasks.hpp"
+
+// The pid of the worker that runs it (not of its task process).
+long running_worker_pid(int /*ignored*/) { return fiber::this_worker().pid; }
+FIBER_TASK(running_worker_pid);
 
 namespace {
 
@@ -118,12 +123,34 @@ TEST(Elasticity, ParkedWorkersUseUnderOnePercentCpu) {
   }
 }
 
+// Shrinking while every worker has work in flight: the pool has one worker at once, the five
+// that leave finish what they hold and park, every item ends once (none retried, none failed),
+// and what the pool runs afterwards runs on the one it kept.
 TEST(Elasticity, ShrinkingLosesNothing) {
-  fiber::Pool pool({.processes = 6});
-  auto pending = pool.map_async(sleep_then, sleeps(120, 5), 1);
+  constexpr int kItems = 120;
+  constexpr int kBefore = 6, kAfter = 1;
+  fiber::Pool pool({.processes = kBefore});
+  const int parked_before = pool.stats().parked_workers;
+  auto pending = pool.map_async(sleep_then, sleeps(kItems, 5), 1);
   std::this_thread::sleep_for(20ms);
-  pool.resize(1);  // workers with work in flight finish it, then park
-  EXPECT_EQ(pending.get(), iota(120));
+  pool.resize(kAfter);
+  EXPECT_EQ(pool.size(), kAfter);
+  ASSERT_EQ(pool.workers().size(), static_cast<std::size_t>(kAfter));
+  const long kept = pool.workers().front().pid;
+  EXPECT_EQ(pending.get(), iota(kItems));
+  auto stats = pool.stats();
+  EXPECT_EQ(stats.workers, kAfter);
+  EXPECT_EQ(stats.tasks_completed, static_cast<std::uint64_t>(kItems));
+  EXPECT_EQ(stats.tasks_retried, 0u);
+  EXPECT_EQ(stats.tasks_failed, 0u);
+  // A worker that left parks once its last chunk is answered, which get() may see first.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (pool.stats().parked_workers < parked_before + kBefore - kAfter &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(pool.stats().parked_workers, parked_before + kBefore - kAfter);
+  for (long pid : pool.map(running_worker_pid, std::vector<int>(20), 1)) EXPECT_EQ(pid, kept);
 }
 
 TEST(Elasticity, AutoscalingFollowsTheBacklog) {

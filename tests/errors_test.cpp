@@ -79,6 +79,7 @@ TEST(TaskErrors, MapThrowsFirstFailureOthersStillComputed) {
   EXPECT_THROW(pool.map(fail_with, kinds, 1), fiber::TaskError);
   try {
     pool.map(fail_with, kinds, 2);
+    ADD_FAILURE() << "no error from a map in chunks of 2";
   } catch (const fiber::TaskError& error) {
     EXPECT_EQ(error.type(), "std::invalid_argument");  // item 2 fails before item 4
   }

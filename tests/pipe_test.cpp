@@ -18,6 +18,9 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kRounds = 1000;
+// How much later than its timeout a wait may end on a loaded machine: a bound on hangs, not on
+// speed.
+constexpr auto kLateWakeUp = 1s;
 
 // Sends back each number plus one, until it gets a negative one.
 void pong(fiber::Connection<int> end) {
@@ -74,12 +77,21 @@ TEST(Pipe, PingPongWithAProcess) {
   EXPECT_EQ(player.exitcode(), 0);
 }
 
+// Nothing there: poll waits its whole timeout, and not much longer. Something there: it returns
+// at once.
 TEST(Pipe, PollWaitsAtMostItsTimeout) {
+  using Clock = std::chrono::steady_clock;
   auto [first, second] = fiber::Pipe<int>();
   EXPECT_FALSE(first.poll());
+  auto started = Clock::now();
   EXPECT_FALSE(first.poll(200ms));
+  auto waited = Clock::now() - started;
+  EXPECT_GE(waited, 200ms);
+  EXPECT_LT(waited, 200ms + kLateWakeUp);
   second.send(5);
-  EXPECT_TRUE(first.poll(1s));
+  started = Clock::now();
+  EXPECT_TRUE(first.poll(kLateWakeUp));
+  EXPECT_LT(Clock::now() - started, kLateWakeUp);
   EXPECT_TRUE(first.poll());  // poll does not take it
   EXPECT_EQ(first.recv(), 5);
   EXPECT_THROW(first.recv(100ms), fiber::Empty);

@@ -75,8 +75,9 @@ long context_switches(long pid) {
 }
 
 // A worker on the master's host lends its task process to the master (docs/design.md, "The
-// lane") and sleeps until the master rings it: looking at MPI every millisecond instead, it was
-// switched out ~1,800 times during the task.
+// lane") and sleeps until the master rings it, looking at MPI only now and then: under one switch
+// per 20 ms of the task. A worker that looked every millisecond would be switched out about once
+// per millisecond, on the core its task process needs.
 constexpr long kMostLentWorkerSwitches = kLongTaskMs / 20;
 
 TEST(Progress, ALentWorkerSleepsWhileItsTaskRuns) {

@@ -85,8 +85,9 @@ TEST(Serialization, HundredMegabyteVectorRoundTrip) {
   std::iota(big.begin(), big.end(), 0.0);
   auto back = pool.apply(doubled, big);
   ASSERT_EQ(back.size(), big.size());
-  for (std::size_t i = 0; i < big.size(); i += 9973) ASSERT_EQ(back[i], 2 * big[i]) << i;
-  EXPECT_EQ(back.back(), 2 * big.back());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < big.size(); ++i) wrong += back[i] != 2 * big[i];
+  EXPECT_EQ(wrong, 0u) << "of " << big.size() << " values";
 }
 
 TEST(Serialization, ManyLargeItemsInOneMap) {

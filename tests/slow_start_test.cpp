@@ -1,6 +1,6 @@
-// Workers whose start takes longer than the pool's worker_timeout (a loaded node: 128 workers
-// on 2 cores took 56 s) are not taken for lost for it: a worker's silence starts when the master
-// has it, not when the command that spawned it began. (Every process of this test sleeps at
+// Workers whose start takes longer than the pool's worker_timeout (a loaded node, docs/design.md,
+// "Failures") are not taken for lost for it: a worker's silence starts when the master has it,
+// not when the command that spawned it began. (Every process of this test sleeps at
 // start-up for FIBER_TEST_SLOW_START_MS, the workers before their MPI_Init: the spawn lasts that
 // long.)
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "fiber/node_array.hpp"
+#include "fiber/detail/shared_segment.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -37,9 +37,15 @@ struct SegmentHeader {
 };
 constexpr std::uint64_t kMagic = 0x66696265724e4131;  // "fiberNA1"
 constexpr std::size_t kHeaderBytes = 4096;            // keeps the data page-aligned
-// How long a process waits for another on its node to fill a segment.
+// How long a process waits for another on its node to fill a segment, and how often it looks:
+// a fill takes far longer than a look.
 constexpr auto kFillTimeout = 600s;
+constexpr auto kFillPoll = 1ms;
 constexpr const char* kShmFolder = "/dev/shm";
+constexpr std::uint64_t kMiB = 1024 * 1024;
+// The --shm-size suggested for a container that lacks room: the segment and this much more, for
+// the others that use /dev/shm (MPI's shared-memory transport, reductions' partial results).
+constexpr std::uint64_t kShmHeadroomMiB = 64;
 constexpr const char* kSegmentPrefix = "fiber.";
 // Opening a segment that its watcher is removing at that moment starts again; a few times are
 // more than enough.
@@ -54,7 +60,7 @@ constexpr const char* kWatcherScript =
     "[ \"$(stat -L -c %h /proc/self/fd/0)\" != 0 ] && rm -f -- \"$1\"";
 
 std::string mib(std::uint64_t bytes) {
-  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / kMiB);
 }
 
 [[noreturn]] void fail(const std::string& what) { throw Error("fiber: NodeArray " + what); }
@@ -123,7 +129,7 @@ int make_segment(const std::string& name, const std::string& path, std::size_t t
         fmt::format("'{}' needs {} in /dev/shm, but only {} are free; enlarge /dev/shm (for "
                     "a container: --shm-size={}m or more)",
                     name, mib(total), mib(std::uint64_t{space.f_bavail} * space.f_frsize),
-                    total / (std::size_t{1024} * 1024) + 64));
+                    total / kMiB + kShmHeadroomMiB));
   }
   // Reserve the pages now: a full tmpfs then fails here, not with SIGBUS on first touch.
   int reserved = posix_fallocate(fd, 0, static_cast<off_t>(total));
@@ -215,7 +221,7 @@ std::shared_ptr<SharedSegment> SharedSegment::open(const std::string& name, std:
         fail(fmt::format("'{}' was not filled within {} s by the process that created it", name,
                          kFillTimeout.count()));
       }
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(kFillPoll);
     }
     if (header->magic != kMagic || header->bytes != bytes) {
       munmap(mapping, total);

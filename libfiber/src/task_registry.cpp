@@ -1,3 +1,5 @@
+#include "fiber/detail/task_registry.hpp"
+
 #include <dlfcn.h>
 
 #include <fmt/format.h>
@@ -7,7 +9,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "fiber/task.hpp"
 #include "log.hpp"
 
 namespace fiber::detail {

@@ -257,6 +257,9 @@ TEST_F(Scheduling, ShrinkingTakesTheLeastBusyWorkersFirst) {
   scheduler.enqueue(*pool, job_of(1));
   scheduler.dispatch(pools, now);
   int busy = workers[pool->workers[0]].in_flight.empty() ? pool->workers[1] : pool->workers[0];
+  int idle = busy == pool->workers[0] ? pool->workers[1] : pool->workers[0];
+  ASSERT_EQ(workers[busy].in_flight.size(), 1u);
+  ASSERT_TRUE(workers[idle].in_flight.empty());
   sizing.shrink(*pool, 1);
   EXPECT_EQ(pool->workers, std::vector<int>{busy});
   EXPECT_EQ(pool->target, 1);

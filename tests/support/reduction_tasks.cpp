@@ -16,11 +16,14 @@ namespace {
 // spread_value's magnitudes span 2^-20 .. 2^19: many additions round.
 constexpr int kExponentSpan = 40;
 constexpr int kExponentStride = 7;
+// Its mantissas differ item by item too, so that no two items of a span are equal.
+constexpr double kMantissaStep = 1e-3;
 
 }  // namespace
 
 double spread_value(int i) {
-  return std::ldexp(1.0 + i * 1e-3, (i * kExponentStride) % kExponentSpan - kExponentSpan / 2);
+  return std::ldexp(1.0 + i * kMantissaStep,
+                    (i * kExponentStride) % kExponentSpan - kExponentSpan / 2);
 }
 
 double add_doubles(double a, double b) { return a + b; }

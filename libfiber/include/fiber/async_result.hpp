@@ -2,16 +2,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <type_traits>
-#include <vector>
+#include <stdexcept>
+#include <utility>
 
 #include "fiber/detail/job.hpp"
 #include "fiber/errors.hpp"
-#include "fiber/serialization.hpp"
 
 namespace fiber {
 
@@ -36,52 +36,6 @@ struct AsyncCallbacks<void> {
   std::function<void()> callback{};
   std::function<void(std::exception_ptr)> error_callback{};
 };
-
-namespace detail {
-
-template <class T>
-struct ResultDecoder {
-  static T single(const Job& job) { return job.decoded_result<T>(0); }
-};
-
-template <>
-struct ResultDecoder<void> {
-  static void single(const Job& job) { job.result(0); }
-};
-
-// Decodes all of a job's items in order; throws the first item's error (as map does).
-template <class T>
-std::vector<T> decode_all(const Job& job) {
-  std::vector<T> values;
-  values.reserve(job.size());
-  for (std::size_t i = 0; i < job.size(); ++i) values.push_back(job.decoded_result<T>(i));
-  return values;
-}
-
-// Decodes a finished job with `decode` and calls the callback that fits the outcome.
-template <class T, class Decode>
-void call_back(const AsyncCallbacks<T>& callbacks, Decode decode, const Job& job) {
-  std::exception_ptr error;
-  if constexpr (std::is_void_v<T>) {
-    try {
-      decode(job);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (!error && callbacks.callback) callbacks.callback();
-  } else {
-    std::optional<T> value;
-    try {
-      value.emplace(decode(job));
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (value && callbacks.callback) callbacks.callback(*value);
-  }
-  if (error && callbacks.error_callback) callbacks.error_callback(error);
-}
-
-}  // namespace detail
 
 template <class T>
 class AsyncResult {

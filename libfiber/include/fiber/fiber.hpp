@@ -2,6 +2,7 @@
 #pragma once
 
 #include "fiber/async_result.hpp"
+#include "fiber/bytes.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/node_array.hpp"
 #include "fiber/pipe.hpp"

@@ -16,46 +16,15 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
-#include "fiber/export.hpp"
+#include "fiber/detail/shared_segment.hpp"
 
 namespace fiber {
-
-namespace detail {
-
-// A mapped, filled shared segment of `bytes` bytes (the part of NodeArray that is not a
-// template). `fill` runs in the process that creates it.
-class FIBER_EXPORT SharedSegment {
- public:
-  static std::shared_ptr<SharedSegment> open(const std::string& name, std::size_t bytes,
-                                             const std::function<void(void*)>& fill);
-  ~SharedSegment();
-  SharedSegment(const SharedSegment&) = delete;
-  SharedSegment& operator=(const SharedSegment&) = delete;
-
-  const void* data() const { return data_; }
-  std::size_t bytes() const { return bytes_; }
-  // Whether this process created (and filled) the node's copy.
-  bool created_here() const { return created_; }
-
-  SharedSegment(void* mapping, std::size_t mapped, const void* data, std::size_t bytes,
-                bool created)
-      : mapping_(mapping), mapped_(mapped), data_(data), bytes_(bytes), created_(created) {}
-
- private:
-  void* mapping_;
-  std::size_t mapped_;
-  const void* data_;
-  std::size_t bytes_;
-  bool created_;
-};
-
-}  // namespace detail
 
 template <class T>
 class NodeArray {

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "fiber/detail/encode_item.hpp"
 #include "fiber/detail/pipe_channel.hpp"
 #include "fiber/queue.hpp"
 

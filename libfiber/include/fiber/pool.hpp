@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -28,8 +27,12 @@
 #include <vector>
 
 #include "fiber/async_result.hpp"
+#include "fiber/detail/call_encoding.hpp"
 #include "fiber/detail/input_feed.hpp"
 #include "fiber/detail/job.hpp"
+#include "fiber/detail/job_callback.hpp"
+#include "fiber/detail/pool_fwd.hpp"
+#include "fiber/detail/result_decoding.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/export.hpp"
 #include "fiber/reduction.hpp"
@@ -91,29 +94,6 @@ struct PoolStats {
   std::uint64_t timeouts = 0;         // items killed at their deadline
   std::uint64_t workers_lost = 0;     // workers taken for dead
 };
-
-namespace detail {
-
-class PoolHandle;     // the runtime's side of a pool (libfiber/src/dispatch/pool_handle.hpp)
-class ResultHandler;  // the thread that runs callbacks (libfiber/src/caller/result_handler.hpp)
-using JobCallback = std::function<void(const Job&)>;
-
-// Encodes each item of `items` with `encode_item` into one buffer with offsets.
-template <class Range, class EncodeItem>
-std::pair<Bytes, std::vector<std::uint64_t>> encode_items(const Range& items,
-                                                          EncodeItem encode_item) {
-  std::pair<Bytes, std::vector<std::uint64_t>> encoded;
-  auto& [bytes, offsets] = encoded;
-  if constexpr (std::ranges::sized_range<Range>) offsets.reserve(std::ranges::size(items) + 1);
-  offsets.push_back(0);
-  for (const auto& item : items) {
-    encode_item(bytes, item);
-    offsets.push_back(bytes.size());
-  }
-  return encoded;
-}
-
-}  // namespace detail
 
 class FIBER_EXPORT Pool {
  public:

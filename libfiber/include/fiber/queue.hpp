@@ -26,10 +26,10 @@
 
 #include <chrono>
 #include <cstddef>
-#include <cstring>
 #include <optional>
 #include <vector>
 
+#include "fiber/detail/encode_item.hpp"
 #include "fiber/detail/queue_channel.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
@@ -47,29 +47,6 @@ class FIBER_EXPORT Full : public Error {
  public:
   using Error::Error;
 };
-
-namespace detail {
-
-template <class T>
-Bytes encode_item(const T& item) {
-  if constexpr (kRawBytes<T>) {  // as encode_into writes it, without growing an empty vector
-    Bytes bytes(sizeof item);
-    std::memcpy(bytes.data(), &item, sizeof item);
-    return bytes;
-  } else {
-    Bytes bytes;
-    encode_into(bytes, item);
-    return bytes;
-  }
-}
-
-inline std::optional<std::chrono::milliseconds> to_timeout(auto timeout) {
-  return std::chrono::ceil<std::chrono::milliseconds>(timeout);
-}
-
-constexpr std::chrono::milliseconds kNoWait{0};
-
-}  // namespace detail
 
 template <class T>
 class Queue {

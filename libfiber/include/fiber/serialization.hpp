@@ -1,21 +1,25 @@
 // How task arguments and results become bytes.
 //
 // Numbers and enums are copied as raw bytes; everything else goes through a Boost.Serialization
-// binary archive, so any type Boost can serialize works: the standard containers below, and user
-// structs with a `serialize(Archive&, unsigned)` member or free function. Master and workers are
-// the same binary, so the binary format needs no portability.
+// binary archive, so any type Boost can serialize works: the standard containers below, std::tuple
+// (detail/tuple_serializer.hpp), and user structs with a `serialize(Archive&, unsigned)` member or
+// free function. Master and workers are the same binary, so the binary format needs no
+// portability.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <span>
 #include <stdexcept>
-#include <streambuf>
+#include <string>
+#include <string_view>
 #include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
 
+#include "fiber/bytes.hpp"
+#include "fiber/detail/archive_buffers.hpp"
+#include "fiber/detail/raw_bytes.hpp"
+#include "fiber/detail/tuple_serializer.hpp"
 #include "fiber/errors.hpp"
 
 #include <boost/archive/archive_exception.hpp>
@@ -33,57 +37,7 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
-// Boost 1.74 has no serializer for std::tuple; this one writes the elements in order.
-namespace boost::serialization {
-template <class Archive, class... Ts>
-void serialize(Archive& archive, std::tuple<Ts...>& tuple, const unsigned int /*version*/) {
-  std::apply([&archive](auto&... element) { (archive & ... & element); }, tuple);
-}
-}  // namespace boost::serialization
-
 namespace fiber {
-
-using Bytes = std::vector<char>;
-
-namespace detail {
-
-// Appends what an archive writes to a byte vector.
-class AppendingStreambuf : public std::streambuf {
- public:
-  explicit AppendingStreambuf(Bytes& out) : out_(out) {}
-
- protected:
-  std::streamsize xsputn(const char* data, std::streamsize size) override {
-    out_.insert(out_.end(), data, data + size);
-    return size;
-  }
-  int_type overflow(int_type ch) override {
-    if (!traits_type::eq_int_type(ch, traits_type::eof())) out_.push_back(static_cast<char>(ch));
-    return traits_type::not_eof(ch);
-  }
-
- private:
-  Bytes& out_;
-};
-
-// Reads an archive from a span of bytes without copying it.
-class SpanStreambuf : public std::streambuf {
- public:
-  explicit SpanStreambuf(std::span<const char> in) {
-    char* begin = const_cast<char*>(in.data());  // the get area is only read
-    setg(begin, begin, begin + in.size());
-  }
-};
-
-constexpr unsigned kArchiveFlags = boost::archive::no_header | boost::archive::no_codecvt;
-
-template <class T>
-constexpr bool kRawBytes = std::is_arithmetic_v<T> || std::is_enum_v<T>;
-
-template <class... Ts>
-constexpr bool kAllRawBytes = (kRawBytes<std::remove_cvref_t<Ts>> && ...);
-
-}  // namespace detail
 
 // Appends the encoding of `values` (in order) to `out`.
 template <class... Ts>

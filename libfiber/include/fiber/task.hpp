@@ -9,114 +9,18 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
-#include "fiber/export.hpp"
+#include "fiber/detail/call_encoding.hpp"
+#include "fiber/detail/task_invokers.hpp"
+#include "fiber/detail/task_of.hpp"
+#include "fiber/detail/task_registry.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber {
-
-namespace detail {
-
-// Runs a task: decodes its arguments from `arguments`, appends its encoded result to `result`.
-// Throws whatever the task throws.
-using Invoker = void (*)(std::span<const char> arguments, Bytes& result);
-// Runs a task of two parameters of its result's type on two encoded values (each decoded alone),
-// appending the encoded result: how a reduction combines partial results (Pool::map_reduce).
-using Combiner = void (*)(std::span<const char> left, std::span<const char> right, Bytes& result);
-
-template <class Function>
-struct FunctionTraits;
-
-template <class R, class... Args>
-struct FunctionTraits<R (*)(Args...)> {
-  using Result = R;
-  using Parameters = std::tuple<std::remove_cvref_t<Args>...>;
-  static constexpr std::size_t kArity = sizeof...(Args);
-  static_assert(((!std::is_lvalue_reference_v<Args> ||
-                  std::is_const_v<std::remove_reference_t<Args>>)&&...),
-                "a fiber task cannot take non-const reference parameters");
-};
-
-template <class R, class... Args>
-struct FunctionTraits<R (*)(Args...) noexcept> : FunctionTraits<R (*)(Args...)> {};
-
-template <class Parameters>
-struct ParameterDecoder;
-
-template <class... Ps>
-struct ParameterDecoder<std::tuple<Ps...>> {
-  static std::tuple<Ps...> decode(std::span<const char> in) {
-    return decode_tuple<Ps...>(in, "the arguments");
-  }
-};
-
-template <auto Function>
-void invoke_task(std::span<const char> arguments, Bytes& result) {
-  using Traits = FunctionTraits<decltype(Function)>;
-  auto parameters = ParameterDecoder<typename Traits::Parameters>::decode(arguments);
-  if constexpr (std::is_void_v<typename Traits::Result>) {
-    std::apply(Function, std::move(parameters));
-  } else {
-    encode_into(result, std::apply(Function, std::move(parameters)));
-  }
-}
-
-// Whether a task can combine: R op(R, R), by value or const reference.
-template <class Traits>
-constexpr bool kCombines = [] {
-  using R = typename Traits::Result;
-  using Parameters = typename Traits::Parameters;
-  if constexpr (Traits::kArity != 2 || std::is_void_v<R>) {
-    return false;
-  } else {
-    return std::is_same_v<std::tuple_element_t<0, Parameters>, R> &&
-           std::is_same_v<std::tuple_element_t<1, Parameters>, R>;
-  }
-}();
-
-template <auto Function>
-void combine_with_task(std::span<const char> left, std::span<const char> right, Bytes& result) {
-  using R = typename FunctionTraits<decltype(Function)>::Result;
-  encode_into(result, Function(decode<R>(left, "a partial result of a reduction"),
-                               decode<R>(right, "a partial result of a reduction")));
-}
-
-// The task's Combiner, or nullptr if it is not of the form R op(R, R).
-template <auto Function>
-constexpr Combiner combiner_of() {
-  if constexpr (kCombines<FunctionTraits<decltype(Function)>>) {
-    return &combine_with_task<Function>;
-  } else {
-    return nullptr;
-  }
-}
-
-// Registers at static-initialization time; a second task with the same name stops the program
-// with a message naming it.
-struct FIBER_EXPORT TaskRegistrar {
-  TaskRegistrar(std::string_view name, const void* function, Invoker invoker,
-                Combiner combiner = nullptr);
-};
-
-const Invoker* find_invoker(std::string_view name);
-// The combiner of a registered task of the form R op(R, R); nullptr if there is none.
-FIBER_EXPORT Combiner find_combiner(std::string_view name);
-// The registered name of a function, or throws std::invalid_argument naming the function.
-FIBER_EXPORT const std::string& task_name_of(const void* function);
-
-template <class Function>
-const void* address_of(Function function) {
-  return reinterpret_cast<const void*>(function);
-}
-
-}  // namespace detail
 
 // Registers a task after start-up. The master can call it, but workers started before the call
 // do not know it: their answer is a fiber::TaskError naming the task. Prefer FIBER_TASK.
@@ -151,73 +55,6 @@ TimedTask<std::decay_t<F>> with_timeout(const F& task, std::chrono::duration<Rep
   return {task, std::chrono::duration_cast<std::chrono::milliseconds>(timeout)};
 }
 
-namespace detail {
-
-template <class F>
-struct TaskOf {
-  using Function = F;
-  static std::string name(F function) { return task_name_of(address_of(function)); }
-  static std::chrono::milliseconds timeout(F) { return {}; }
-};
-
-template <class Signature>
-struct TaskOf<Task<Signature>> {
-  using Function = typename Task<Signature>::Function;
-  static std::string name(const Task<Signature>& task) { return task.name; }
-  static std::chrono::milliseconds timeout(const Task<Signature>&) { return {}; }
-};
-
-template <class F>
-struct TaskOf<TimedTask<F>> {
-  using Function = typename TaskOf<F>::Function;
-  static std::string name(const TimedTask<F>& timed) { return TaskOf<F>::name(timed.task); }
-  static std::chrono::milliseconds timeout(const TimedTask<F>& timed) { return timed.timeout; }
-};
-
-template <class F>
-using FunctionOf = typename TaskOf<std::decay_t<F>>::Function;
-
-template <class F>
-using ResultOf = typename FunctionTraits<FunctionOf<F>>::Result;
-
-template <class F>
-using ParametersOf = typename FunctionTraits<FunctionOf<F>>::Parameters;
-
-template <class F>
-std::string task_name(const F& f) {
-  return TaskOf<std::decay_t<F>>::name(f);
-}
-
-template <class F>
-std::chrono::milliseconds timeout_of(const F& f) {
-  return TaskOf<std::decay_t<F>>::timeout(f);
-}
-
-// An argument as the task's parameter type P: passed through when it already is one, converted
-// otherwise (so apply_async(f, 7, 1000) sends the same bytes as a call with f's exact types).
-template <class P, class A>
-decltype(auto) as_parameter(A&& argument) {
-  if constexpr (std::is_same_v<std::remove_cvref_t<A>, P>) {
-    return static_cast<const P&>(argument);
-  } else {
-    return P(std::forward<A>(argument));
-  }
-}
-
-template <class F, class... Args>
-void encode_call(Bytes& out, Args&&... args) {
-  using Parameters = ParametersOf<F>;
-  static_assert(std::tuple_size_v<Parameters> == sizeof...(Args),
-                "wrong number of arguments for this task");
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    encode_into(out,
-                as_parameter<std::tuple_element_t<I, Parameters>>(std::forward<Args>(args))...);
-  }
-  (std::index_sequence_for<Args...>{});
-}
-
-}  // namespace detail
-
 // A task call bound to its arguments, e.g. a pool's initializer: fiber::call(seed_rng, 42).
 struct Call {
   std::string task;
@@ -232,9 +69,6 @@ Call call(const F& f, Args&&... args) {
 }
 
 }  // namespace fiber
-
-#define FIBER_DETAIL_CONCAT_(a, b) a##b
-#define FIBER_DETAIL_CONCAT(a, b) FIBER_DETAIL_CONCAT_(a, b)
 
 // Registers the free function `function` as a task under its name as written.
 // NOLINTBEGIN(bugprone-macro-parentheses): the argument is a function's name, not an expression

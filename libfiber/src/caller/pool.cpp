@@ -4,7 +4,6 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
-#include <typeinfo>
 
 #include "caller/job_state.hpp"
 #include "caller/result_handler.hpp"

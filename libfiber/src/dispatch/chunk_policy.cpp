@@ -29,8 +29,8 @@ std::size_t chunk_size(std::size_t requested, std::size_t remaining, std::size_t
                        const TaskTiming* timing) {
   if (requested > 0) return std::min(requested, remaining);
   if (!timing) return 1;  // probe the cost first
-  std::size_t guided =
-      std::max<std::size_t>(1, remaining / (2 * std::max<std::size_t>(1, workers)));
+  std::size_t guided = std::max<std::size_t>(
+      1, remaining / (kChunksPerFairShare * std::max<std::size_t>(1, workers)));
   double per_item = std::max(timing->seconds_per_item, kShortestItemSeconds);
   auto by_time = static_cast<std::size_t>(std::max(1.0, kTargetChunkSeconds / per_item));
   return std::min({by_time, guided, remaining});

@@ -47,12 +47,15 @@ inline constexpr double kAloneChunkSeconds = 2e-3;
 inline constexpr double kQueuedSeconds = 200e-6;
 inline constexpr std::size_t kMinQueued = 2;
 inline constexpr std::size_t kMaxQueued = 64;
+// A guided chunk is at most a fair share of what is left among the workers divided by this:
+// chunks shrink toward the end of a call, so that its tail stays balanced.
+inline constexpr std::size_t kChunksPerFairShare = 2;
 // Below this a measured time per item is taken as this (no division by zero).
 inline constexpr double kShortestItemSeconds = 1e-9;
 
 // The next chunk's size: `requested` (the job's chunksize; 0 for automatic) up to what is
-// `remaining`; automatic sizes start at 1 (to measure the task) and are then guided: never more
-// than half a fair share of what is left among `workers`, so that the tail stays balanced.
+// `remaining`; automatic sizes start at 1 (to measure the task) and are then guided
+// (kChunksPerFairShare).
 std::size_t chunk_size(std::size_t requested, std::size_t remaining, std::size_t workers,
                        const TaskTiming* timing);
 

@@ -7,7 +7,6 @@
 // the dispatcher's own work breaks the runtime: every pending and later call fails.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>

@@ -1,9 +1,10 @@
 // Who does the dispatcher's work, and when. The work runs in rounds; whoever holds the progress
 // lock runs them: the engine's own thread, so that work progresses while the caller computes, or
 // a caller that waits for its results, which then steps in for the thread (a result reaches its
-// caller with no hand-over between threads: an empty apply_async + get went from 18-20 us to
-// ~5 us here). Other threads hand the work commands through an inbox. The thread sleeps until
-// told when there is nothing to poll for; it knows nothing of MPI or pools (Work is the rest).
+// caller with no hand-over between threads). Other threads hand the work commands through an
+// inbox. The thread sleeps until told when there is nothing to poll for; it knows nothing of MPI
+// or pools (Work is the rest). What each choice costs: docs/design.md, "Threads and the progress
+// lock (the master)".
 #pragma once
 
 #include <atomic>
@@ -45,10 +46,10 @@ class ProgressEngine final : public ProgressDriver {
   // Shortly after anything happened the thread looks again this often (a caller may have left
   // work in flight and gone on computing); after kQuietBeforeSleep of nothing it sleeps until
   // told. While callers drive progress it looks again this often as long as drives begin (a
-  // caller's get() after get() leaves work in flight between two: a wake-up of the thread at the
-  // end of each made the paper's 100 us rounds 1.10-1.25x plain MPI's, against 1.02-1.06x
-  // without), and sleeps until the last driver leaves once one drive lasts (a wake-up per
-  // millisecond of a long wait cost ~1-2 % of a core).
+  // caller's get() after get() leaves work in flight between two, and waking the thread at the
+  // end of each would take the core the workers need), and sleeps until the last driver leaves
+  // once one drive lasts (looking every millisecond through a long wait would wake it a thousand
+  // times a second for nothing).
   static constexpr auto kLookAgain = std::chrono::milliseconds(1);
   static constexpr auto kQuietBeforeSleep = std::chrono::milliseconds(100);
 

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "fiber/bytes.hpp"
 #include "fiber/detail/queue_channel.hpp"
-#include "fiber/serialization.hpp"
 #include "queue/read_ahead.hpp"
 #include "wire/queue_messages.hpp"
 

@@ -1,6 +1,5 @@
 #include "fiber/detail/pipe_channel.hpp"
 
-#include "fiber/errors.hpp"
 #include "queue/broker_connection.hpp"
 #include "queue/pipe_receiver.hpp"
 #include "queue/pipe_sender.hpp"

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <span>
 
+#include "fiber/bytes.hpp"
 #include "fiber/detail/queue_channel.hpp"
-#include "fiber/serialization.hpp"
 #include "posix/unique_fd.hpp"
 #include "shm/pipe_ring.hpp"
 #include "wire/queue_messages.hpp"

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <utility>
 
-#include "fiber/errors.hpp"
 #include "log.hpp"
 #include "posix/tcp.hpp"
 #include "runtime_state.hpp"

@@ -4,11 +4,10 @@
 // has synced what this process put on the same queue, and a get brings up to its read-ahead
 // window more than it asked for (read_ahead.hpp).
 #include <algorithm>
+#include <iterator>
 #include <limits>
-#include <utility>
 
 #include "fiber/detail/queue_channel.hpp"
-#include "fiber/errors.hpp"
 #include "queue/broker_connection.hpp"
 #include "queue/feeder.hpp"
 #include "queue/queue_broker.hpp"

@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include "fiber/detail/queue_channel.hpp"

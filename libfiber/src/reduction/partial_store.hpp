@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "fiber/serialization.hpp"
+#include "fiber/bytes.hpp"
 
 namespace fiber::detail::partial_store {
 

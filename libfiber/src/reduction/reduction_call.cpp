@@ -4,6 +4,8 @@
 // host order. A node whose partial results are lost (its combining worker found one missing, the
 // host left the pool) has its chunks run again with their results returned, and the master folds
 // them in the same order: the value keeps its bits.
+#include "fiber/detail/reduction_call.hpp"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -11,10 +13,9 @@
 #include <stdexcept>
 
 #include "caller/job_state.hpp"
+#include "fiber/detail/task_registry.hpp"
 #include "fiber/errors.hpp"
 #include "fiber/pool.hpp"
-#include "fiber/reduction.hpp"
-#include "fiber/task.hpp"
 #include "log.hpp"
 #include "reduction/reduction_plan.hpp"
 #include "reduction/reduction_tasks.hpp"

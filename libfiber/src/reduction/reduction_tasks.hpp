@@ -9,15 +9,14 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include "fiber/detail/task_invokers.hpp"
 #include "fiber/serialization.hpp"
-#include "fiber/task.hpp"
 
 namespace fiber::detail {
 

@@ -5,10 +5,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstddef>
+
 #include "fiber/errors.hpp"
 #include "posix/proc_descriptor.hpp"
 
 namespace fiber::detail {
+namespace {
+
+// A ring is one byte: the doorbell is drained this many rings per read.
+constexpr std::size_t kRingsPerRead = 64;
+
+}  // namespace
 
 LaneDoorbell::LaneDoorbell() {
   auto pipe = posix::open_pipe(O_CLOEXEC | O_NONBLOCK);
@@ -17,7 +25,7 @@ LaneDoorbell::LaneDoorbell() {
 }
 
 bool LaneDoorbell::answer() const {
-  char rings[64];
+  char rings[kRingsPerRead];
   bool rung = false;
   while (::read(pipe_.read.get(), rings, sizeof rings) > 0) rung = true;
   return rung;

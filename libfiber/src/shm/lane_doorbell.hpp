@@ -2,8 +2,8 @@
 // worker sleeps in poll on a pipe of its own, the doorbell, and the master, which opened the
 // same pipe through /proc/<worker>/fd as it opened the task process's memory, writes a byte to
 // it after every message it sends that worker. So a lent worker sleeps until told instead of
-// waking every millisecond to look at MPI (5 workers doing that cost the paper's 1 ms rounds a
-// few percent on 2 vCPUs: their wake-ups preempted the task processes).
+// waking every millisecond to look at MPI, which would preempt the task processes on the cores
+// they run on (docs/design.md, "The lane").
 #pragma once
 
 #include <sys/types.h>

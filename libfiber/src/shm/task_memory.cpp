@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <new>
-#include <string>
 
 #include <fmt/format.h>
 

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <string>
 #include <vector>
 
 #include <fmt/format.h>

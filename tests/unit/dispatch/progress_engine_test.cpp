@@ -248,10 +248,9 @@ long other_threads_switches() {
   return switches;
 }
 
-// A caller's submit-then-get() is a drive after a drive, as in the paper's rounds; a wake-up of
-// the thread at the end of each (as it once was: ~200 switches for these 200 drives of 21 ms in
-// all, against ~20 now) made its 100 us rounds 1.10-1.25x plain MPI's, against 1.02-1.06x
-// without. The thread may look once per kLookAgain
+// A caller's submit-then-get() is a drive after a drive, as in the paper's rounds: the thread is
+// not woken at the end of each (that would be a switch per drive, on the core the workers need,
+// docs/design.md, "Threads and the progress lock (the master)"). It may look once per kLookAgain
 // (twice that is allowed, as a loaded machine stretches the drives).
 TEST(ProgressEngine, DrivesInQuickSuccessionDoNotWakeTheThreadEachTime) {
   FakeWork work;

@@ -14,9 +14,9 @@
 #include <string>
 #include <thread>
 
+#include "fiber/bytes.hpp"
 #include "fiber/detail/job.hpp"
 #include "fiber/export.hpp"
-#include "fiber/serialization.hpp"
 
 namespace fiber::detail {
 

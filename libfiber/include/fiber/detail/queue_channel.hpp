@@ -61,4 +61,12 @@ class FIBER_EXPORT QueueChannel {
   QueueAddress address_;
 };
 
+// A typed queue's or pipe's timeout as a channel's: rounded up to whole milliseconds.
+inline QueueChannel::Timeout to_timeout(auto timeout) {
+  return std::chrono::ceil<std::chrono::milliseconds>(timeout);
+}
+
+// The timeout of put_nowait and get_nowait.
+constexpr std::chrono::milliseconds kNoWait{0};
+
 }  // namespace fiber::detail
