@@ -22,20 +22,13 @@
 #include <string_view>
 #include <vector>
 
-#include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
 #include "mpi/request.hpp"
+#include "wire/protocol_error.hpp"
 
 namespace fiber::detail {
 
 class LaneDoorbellRing;
-
-// A peer sent bytes that are not a message of this protocol (a bug, or memory gone bad): that
-// peer is not to be trusted, the others are not affected.
-class ProtocolError : public Error {
- public:
-  using Error::Error;
-};
 
 enum class MessageKind : std::uint32_t {
   hello = 1,  // worker -> master: pid, host
