@@ -13,6 +13,9 @@
 #include "mpi/error.hpp"
 #include "this_process.hpp"
 #include "trace/hop_trace.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/messages.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -23,11 +26,6 @@ namespace {
 // the core away (yield_when_idle). Empty tasks through a lane took 0.80-0.87 us each so, against
 // 0.90-1.17 us with a look every round (benchmarks/task_hop, alternated 3 times).
 constexpr auto kLanedMpiLook = std::chrono::microseconds(100);
-
-template <class T>
-std::span<const char> bytes_of(const T& value) {
-  return {reinterpret_cast<const char*>(&value), sizeof value};
-}
 
 // A chunk's header: its pool says whether it runs in the task process, the default timeout and
 // how often a worker running it says it lives.
@@ -170,25 +168,21 @@ void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const cha
   auto& relative = scratch_offsets_;
   relative.resize(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) relative[i] = offsets[i] - offsets[0];
-  std::span<const char> name(job.task().data(), job.task().size());
-  std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
-                                     relative.size() * sizeof(std::uint64_t));
-  auto arguments = job.arguments(first, count);
+  RunEntryParts entry{header, job.task(), relative, job.arguments(first, count)};
   if (kind == MessageKind::run && !(flags & (kRunInitializer | kRunRelayFallback)) &&
       lane_fits(worker, pool)) {
-    send_to_lane(worker, pool, header, {bytes_of(header), name, offset_bytes, arguments});
+    send_to_lane(worker, pool, entry);
     return;
   }
-  if (kind == MessageKind::run && batch && arguments.size() <= kBatchedEntryBytes) {
-    batch->add({bytes_of(header), name, offset_bytes, arguments});  // joins the worker's batch
+  if (kind == MessageKind::run && batch && entry.items.size() <= kBatchedEntryBytes) {
+    batch->add(entry);  // joins the worker's batch
     return;
   }
   // Alone: a run message is a list of one entry, a relay message has its prefix. The arguments
   // are sent in place (the job stays alive).
-  std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
-  if (kind == MessageKind::run) prefix = bytes_of(size);
-  worker.channel.send(kind, {prefix, bytes_of(header), name, offset_bytes, arguments},
-                      scheduled.job);
+  Bytes list_prefix;
+  if (kind == MessageKind::run) prefix = list_prefix = entry_size_prefix(entry.size());
+  worker.channel.send(kind, {prefix, entry.head(), entry.items}, scheduled.job);
   sending_.push(worker.info.id);
 }
 
@@ -239,11 +233,11 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
     Worker& relay = *workers_[route.relay];
     std::uint64_t relay_chunk = next_chunk_id_++;
     auto hops = route_hops(route);
-    Bytes prefix;
-    append_raw(prefix, static_cast<std::uint32_t>(hops.size()));
+    std::vector<RelayHop> relay_hops;
     for (const auto& hop : hops) {
-      append_raw(prefix, RelayHop{workers_[hop.worker]->channel.peer(), hop.descendants});
+      relay_hops.push_back({workers_[hop.worker]->channel.peer(), hop.descendants});
     }
+    Bytes prefix = Relay::encode_route(relay_hops);
     send_entry(relay, MessageKind::relay, prefix, *pool, *job_of(route.relay), 0, 1, kRunBroadcast,
                relay_chunk, nullptr);
     add_in_flight(relay, {relay_chunk, job_of(route.relay), pool, 0, 1}, now);
@@ -271,10 +265,8 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
 void WorkerSet::send_stand_in(Worker& worker, const PoolHandle& pool, const ScheduledJob& job,
                               std::uint64_t chunk_id, std::uint64_t relay_chunk) {
   RunHeader header = run_header(pool, job.state(), chunk_id, 0, 1, kRunBroadcast | kRunFromRelay);
-  const std::uint64_t offsets[] = {0, sizeof relay_chunk};
-  std::uint64_t size = sizeof header + sizeof offsets + sizeof relay_chunk;
-  worker.channel.send(MessageKind::run,
-                      {bytes_of(size), bytes_of(header), bytes_of(offsets), bytes_of(relay_chunk)});
+  Bytes stand_in = stand_in_entry(header, relay_chunk);
+  worker.channel.send(MessageKind::run, {entry_size_prefix(stand_in.size()), stand_in});
   sending_.push(worker.info.id);
 }
 
@@ -525,9 +517,7 @@ void WorkerSet::shut_down() {
     mpi::check(receives_.cancel(id, /*wait=*/!worker.dead), "cancelling a receive");
     // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize
     // would wait for it); dead, the message is never waited for.
-    Bytes shutdown;
-    append_raw(shutdown, static_cast<std::uint32_t>(!incomplete.contains(worker.group.get())));
-    worker.channel.send(MessageKind::shutdown, {shutdown});
+    worker.channel.send(Shutdown{!incomplete.contains(worker.group.get())});
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.wait_sends();
@@ -557,8 +547,7 @@ bool WorkerSet::lane_fits(const Worker& worker, const PoolHandle& pool) const {
          !pool.options.maxtasksperchild && worker.info.host == master_host_;
 }
 
-void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
-                             std::initializer_list<std::span<const char>> parts) {
+void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunEntryParts& entry) {
   const int id = worker.info.id;
   if (!worker.lane) {
     worker.lane =
@@ -566,40 +555,36 @@ void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunHe
           lane_results_.emplace_back(id, std::move(result));
         });
     laned_.push_back(id);
-    Bytes open;
-    append_raw(open, worker.lane->id());
-    append_raw(open, header.heartbeat_ms);
-    worker.channel.send(MessageKind::lane_open, {open});
+    worker.channel.send(LaneOpen{worker.lane->id(), entry.header.heartbeat_ms});
     sending_.push(id);
     log::debug("{} is asked for a lane to its task process (pool of {} workers)",
                where(worker.info), pool.workers.size());
   }
   Bytes body;
-  for (auto part : parts) body.insert(body.end(), part.begin(), part.end());
-  if (header.flags & kRunBroadcast) {  // for the worker to replay in later task processes
-    std::uint64_t lane = worker.lane->id();
-    worker.channel.send(MessageKind::replay, {bytes_of(lane), body});
+  entry.append_to(body);
+  if (entry.header.flags & kRunBroadcast) {  // for the worker to replay in later task processes
+    worker.channel.send(Replay{worker.lane->id(), body});
     sending_.push(id);
   }
   worker.lane->send(body, Clock::now());
 }
 
 void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::time_point now) {
-  BodyReader reader(message.body);
-  auto lane = reader.raw<std::uint64_t>();
-  if (!worker.lane || worker.lane->id() != lane) return;  // closed since (dropped, parked)
+  // A message of a lane closed since (dropped, parked) comes too late.
   if (message.kind == MessageKind::lane_lost) {
+    auto lost = decode_message<LaneLost>(message.body);
+    if (!worker.lane || worker.lane->id() != lost.lane) return;
     worker.channel.ring_after_sends({});  // the worker polls MPI again
-    worker.lane->lost(reader.string(), now);
+    worker.lane->lost(lost.reason, now);
     close_lane(worker);
     return;
   }
-  auto fd = reader.raw<std::int32_t>();
-  std::string refusal = fd < 0 ? reader.string() : std::string();
-  if (fd >= 0) {
+  auto answer = decode_message<LaneAnswer>(message.body);
+  if (!worker.lane || worker.lane->id() != answer.lane) return;
+  if (answer.is_lent()) {
     try {
-      auto doorbell_fd = reader.raw<std::int32_t>();
-      worker.lane->attach(static_cast<pid_t>(worker.info.pid), fd, doorbell_fd, now);
+      worker.lane->attach(static_cast<pid_t>(worker.info.pid), answer.memory_fd, answer.doorbell_fd,
+                          now);
       worker.channel.ring_after_sends(worker.lane->doorbell());
       return;
     } catch (const Error& error) {
@@ -614,7 +599,7 @@ void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::t
     }
   } else {
     log::info("{} could not lend its task process ({}); its tasks go through it",
-              where(worker.info), refusal);
+              where(worker.info), answer.refusal);
     worker.lane_refused = true;
   }
   // The chunks that waited for the lane go through the worker after all.
@@ -637,9 +622,7 @@ bool WorkerSet::progress_lanes(Clock::time_point now, int& lent_busy) {
       watch_silence(id);
     }
     if (auto overdue = lane.newly_overdue(now)) {
-      std::uint64_t lane_id = lane.id();
-      worker.channel.send(MessageKind::lane_kill,
-                          {bytes_of(lane_id), bytes_of(overdue->chunk), bytes_of(overdue->item)});
+      worker.channel.send(LaneKill{lane.id(), overdue->chunk, overdue->item});
       sending_.push(id);
     }
   }
@@ -654,9 +637,7 @@ void WorkerSet::deliver_lane_results(const std::function<void(int, Message&)>& o
     Worker& worker = *workers_[id];
     if (worker.dead) continue;  // its chunks were re-sent when it was lost
     Message message{MessageKind::result, {}};
-    std::uint64_t size = entry->size();
-    append_raw(message.body, size);
-    message.body.insert(message.body.end(), entry->begin(), entry->end());
+    append_entry(message.body, *entry);
     try {
       on_message(id, message);
     } catch (...) {

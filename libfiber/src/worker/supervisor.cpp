@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -25,7 +24,11 @@
 #include "shm/lane_doorbell.hpp"
 #include "this_process.hpp"
 #include "trace/hop_trace.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/messages.hpp"
+#include "wire/result_entry.hpp"
+#include "wire/run_entry.hpp"
 #include "wire/task_frames.hpp"
 #include "worker/busy_heartbeat.hpp"
 #include "worker/item_runner.hpp"
@@ -63,10 +66,7 @@ class Supervisor {
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
 
   void serve() {
-    Bytes hello;
-    append_raw(hello, static_cast<std::int64_t>(getpid()));
-    append_string(hello, this_process().host);
-    channel_.send(MessageKind::hello, {hello});
+    channel_.send(Hello{getpid(), this_process().host});
     channel_.post_receive(request_.get());
     while (!stopping_) {
       if (channel_.failure()) return lost_master();
@@ -159,14 +159,13 @@ class Supervisor {
       switch (message->kind) {
         case MessageKind::shutdown:
           // Whether the master disconnects this worker's spawn (not if a sibling was lost).
-          disconnect_ = message->body.size() < sizeof(std::uint32_t) ||
-                        BodyReader(message->body).raw<std::uint32_t>() != 0;
+          disconnect_ = decode_message<Shutdown>(message->body).disconnect;
           stopping_ = true;
           return true;
         case MessageKind::welcome: {
-          BodyReader welcome(message->body);
-          this_process().id = welcome.raw<std::int32_t>();
-          set_run_identity(welcome.string());
+          auto welcome = decode_message<Welcome>(message->body);
+          this_process().id = welcome.id;
+          set_run_identity(welcome.run_identity);
           parked_ = false;
           break;
         }
@@ -184,19 +183,18 @@ class Supervisor {
           park();
           break;
         case MessageKind::lane_open: {
-          BodyReader open(message->body);
-          lane_asked_ = open.raw<std::uint64_t>();
-          lane_heartbeat_ = std::chrono::milliseconds(open.raw<std::uint32_t>());
+          auto open = decode_message<LaneOpen>(message->body);
+          lane_asked_ = open.lane;
+          lane_heartbeat_ = std::chrono::milliseconds(open.heartbeat_ms);
           break;
         }
         case MessageKind::lane_kill:
           kill_lent_process(message->body);
           break;
         case MessageKind::replay: {
-          BodyReader replay(message->body);
-          auto lane = replay.raw<std::uint64_t>();
-          auto entry = std::span<const char>(message->body).subspan(replay.position());
-          remember(std::string(RunBody(entry).task()), Bytes(entry.begin(), entry.end()), lane);
+          auto replay = decode_message<Replay>(message->body);
+          remember(std::string(RunBody(replay.entry).task()),
+                   Bytes(replay.entry.begin(), replay.entry.end()), replay.lane);
           break;
         }
         default:
@@ -227,7 +225,7 @@ class Supervisor {
   // This worker relays a broadcast from the master (dispatch/broadcast_routes.hpp): it forwards
   // the entry along its route, then runs it too.
   void relay(std::span<const char> body) {
-    Routed routed = read_routed(body);
+    Relay routed = decode_message<Relay>(body);
     relay_.forward(routed.route, routed.entry);
     queue_.emplace_back(routed.entry.begin(), routed.entry.end());
   }
@@ -238,7 +236,7 @@ class Supervisor {
     bool any = false;
     while (auto message = relay_.take()) {
       any = true;
-      Routed routed = read_routed(*message);
+      Relay routed = decode_message<Relay>(*message);
       relay_.forward(routed.route, routed.entry);
       if (!fill_relayed(routed.entry)) {
         // Here before its stand-in (which the master sent on another channel): kept for it.
@@ -254,12 +252,7 @@ class Supervisor {
   bool fill_relayed(std::span<const char> entry) {
     std::uint64_t relayed_chunk = RunBody(entry).header().chunk_id;
     return fill_stand_in(
-        [&](const RunBody& stand_in) {
-          std::uint64_t awaited;
-          std::memcpy(&awaited, stand_in.item(0).data(), sizeof awaited);
-          return awaited == relayed_chunk;
-        },
-        entry);
+        [&](const RunBody& stand_in) { return stand_in.relay_chunk() == relayed_chunk; }, entry);
   }
 
   // A stand-in was queued: a relay's copy that came before it fills it.
@@ -276,12 +269,7 @@ class Supervisor {
       if (!(stand_in.header().flags & kRunFromRelay) || !matches(stand_in)) continue;
       RunHeader header = stand_in.header();
       header.flags &= ~kRunFromRelay;
-      Bytes filled(entry.begin(), entry.end());
-      RunHeader arrived = RunBody(filled).header();
-      header.name_size = arrived.name_size;
-      header.count = arrived.count;
-      std::memcpy(filled.data(), &header, sizeof header);
-      queued = std::move(filled);
+      queued = with_header(entry, header);
       return true;
     }
     return false;
@@ -297,8 +285,8 @@ class Supervisor {
       lane_.reset();
     }
     for (const auto& body : queue_) {
-      send_result(std::make_shared<Bytes>(result_header(
-          RunBody(body).header().chunk_id, 0, ChunkStatus::cancelled, Clock::duration())));
+      send_result(std::make_shared<Bytes>(
+          itemless_result(RunBody(body).header().chunk_id, ChunkStatus::cancelled)));
     }
     queue_.clear();
     if (chunks_.empty()) return;
@@ -321,13 +309,11 @@ class Supervisor {
 
   // --- the lane ---
 
-  // Answers the master's lane_open with why the task process cannot be lent (`answer` holds the
-  // lane); its chunks keep coming through this worker.
-  bool refuse_lane(Bytes& answer, std::string_view why) {
+  // Answers the master's lane_open for `lane` with why the task process cannot be lent; its
+  // chunks keep coming through this worker.
+  bool refuse_lane(std::uint64_t lane, std::string_view why) {
     lane_asked_.reset();
-    append_raw(answer, std::int32_t{-1});
-    append_string(answer, why);
-    channel_.send(MessageKind::lane, {answer});
+    channel_.send(LaneAnswer::refused(lane, std::string(why)));
     return true;
   }
 
@@ -336,19 +322,17 @@ class Supervisor {
   // lane; answered next time), then its memory is lent. True if anything happened.
   bool open_lane() {
     std::uint64_t lane = *lane_asked_;
-    Bytes answer;
-    append_raw(answer, lane);
     if (!process_.running()) {
       if (lane_replayed_) {
         // The replay killed the new task process: the master keeps sending through this worker,
         // which replays it with the next chunk, as without a lane.
         lane_replayed_ = false;
-        return refuse_lane(answer, "its task process died replaying the pool's initializer");
+        return refuse_lane(lane, "its task process died replaying the pool's initializer");
       }
       try {
         process_.start();
       } catch (const Error& error) {
-        return refuse_lane(answer, error.what());
+        return refuse_lane(lane, error.what());
       }
       tasks_in_process_ = 0;
       for (const auto& call : replayed_) {
@@ -363,14 +347,12 @@ class Supervisor {
       try {
         doorbell_.emplace();
       } catch (const Error& error) {
-        return refuse_lane(answer, error.what());
+        return refuse_lane(lane, error.what());
       }
     }
     lane_replayed_ = false;
     process_.lend();
-    append_raw(answer, static_cast<std::int32_t>(process_.memory_fd()));
-    append_raw(answer, static_cast<std::int32_t>(doorbell_->lent_fd()));
-    channel_.send(MessageKind::lane, {answer});
+    channel_.send(LaneAnswer::lent(lane, process_.memory_fd(), doorbell_->lent_fd()));
     lane_ = lane;
     lane_asked_.reset();
     last_sent_ = last_lane_look_ = Clock::now();
@@ -401,10 +383,7 @@ class Supervisor {
   }
 
   void report_lane_lost(const std::string& death) {
-    Bytes lost;
-    append_raw(lost, *lane_);
-    append_string(lost, "the task process " + death);
-    channel_.send(MessageKind::lane_lost, {lost});
+    channel_.send(LaneLost{*lane_, "the task process " + death});
     last_sent_ = Clock::now();
     lane_.reset();
   }
@@ -412,11 +391,9 @@ class Supervisor {
   // The master saw an item of a lane run past its timeout: kill the task process, unless it has
   // moved on since.
   void kill_lent_process(std::span<const char> body) {
-    BodyReader kill(body);
-    auto lane = kill.raw<std::uint64_t>();
-    auto chunk = kill.raw<std::uint64_t>();
-    auto item = kill.raw<std::uint32_t>();
-    if (lane_ != lane || process_.current_chunk() != chunk || process_.current_item() != item) {
+    auto kill = decode_message<LaneKill>(body);
+    if (lane_ != kill.lane || process_.current_chunk() != kill.chunk ||
+        process_.current_item() != kill.item) {
       return;
     }
     report_lane_lost(process_.kill());
@@ -489,7 +466,7 @@ class Supervisor {
     hop_trace::mark(hop_trace::Point::worker_forwarded, chunk_id);
     hop_trace::mark(hop_trace::Point::task_started, chunk_id);
     auto started = Clock::now();
-    auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
+    auto result = std::make_shared<Bytes>(begin_result_entry());
     if (!busy_heartbeat_) {
       busy_heartbeat_.emplace([this] {
         channel_.send(MessageKind::heartbeat);
@@ -503,8 +480,8 @@ class Supervisor {
     }
     hop_trace::mark(hop_trace::Point::task_ended, chunk_id);
     hop_trace::mark(hop_trace::Point::worker_answered, chunk_id);
-    auto head = result_header(chunk_id, run.count(), ChunkStatus::complete, Clock::now() - started);
-    std::memcpy(result->data(), head.data(), head.size());
+    finish_result_entry(*result, result_header(chunk_id, run.count(), ChunkStatus::complete,
+                                               Clock::now() - started));
     send_result(result);
   }
 
@@ -512,10 +489,7 @@ class Supervisor {
   // one goes at once, sent in place.
   void send_result(const std::shared_ptr<Bytes>& result) {
     if (result->size() > kBatchedEntryBytes) {
-      std::uint64_t size = result->size();
-      channel_.send(MessageKind::result,
-                    {std::span(reinterpret_cast<const char*>(&size), sizeof size), *result},
-                    result);
+      channel_.send(MessageKind::result, {entry_size_prefix(result->size()), *result}, result);
     } else {
       if (results_.empty()) first_batched_ = Clock::now();
       results_.add({*result});
