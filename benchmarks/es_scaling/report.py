@@ -69,8 +69,9 @@ MAX_COPIES_PER_NODE = 2
 MAX_START_SECONDS_PER_WORKER = 0.005
 MAX_WORK_PER_MESSAGE_RATIO = 1.5
 TARGET_WORKERS = 1024
-# fiber's heartbeat: a busy worker sends one after worker_timeout / 8 of silence (protocol.hpp,
-# kHeartbeatsPerWorkerTimeout), 10 s by default (PoolOptions::worker_timeout); 16 bytes.
+# fiber's heartbeat: a busy worker sends one after worker_timeout / 8 of silence
+# (wire/run_entry.hpp, kHeartbeatsPerWorkerTimeout), 10 s by default (PoolOptions::worker_timeout);
+# 16 bytes.
 HEARTBEAT_SECONDS = 10.0 / 8
 HEARTBEAT_BYTES = 16
 # fiber's broadcast (dispatch/broadcast_routes.hpp, kRelayFanout): the master sends the parameters

@@ -18,7 +18,11 @@
 #include "fiber/detail/job.hpp"
 #include "fiber/serialization.hpp"
 #include "fiber/task.hpp"
-#include "wire/protocol.hpp"
+#include "wire/codec.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/item_record.hpp"
+#include "wire/result_entry.hpp"
+#include "wire/run_entry.hpp"
 #include "worker/item_runner.hpp"
 
 namespace {
@@ -41,12 +45,13 @@ FIBER_TASK(add_one);
 // Fills Batches with small entries until each is full, as a master batching chunks for a worker.
 void BM_BatchAdd(benchmark::State& state) {
   std::vector<char> entry(kSmallEntryBytes, 'x');
-  std::uint64_t prefix = 7;
+  fiber::Bytes prefix;
+  fiber::detail::ByteWriter(prefix).value(std::uint64_t{7});
   std::int64_t entries = 0;
   for (auto _ : state) {
     fiber::detail::Batch batch(fiber::detail::MessageKind::run);
     while (!batch.full()) {
-      batch.add({std::span(reinterpret_cast<const char*>(&prefix), sizeof prefix), entry});
+      batch.add({prefix, entry});
       ++entries;
     }
     benchmark::DoNotOptimize(batch);
@@ -59,10 +64,7 @@ BENCHMARK(BM_BatchAdd);
 void BM_ForEachEntry(benchmark::State& state) {
   fiber::Bytes list;
   std::vector<char> entry(kSmallEntryBytes, 'x');
-  while (list.size() < fiber::detail::kBatchBytes) {
-    fiber::detail::append_raw(list, std::uint64_t{entry.size()});
-    list.insert(list.end(), entry.begin(), entry.end());
-  }
+  while (list.size() < fiber::detail::kBatchBytes) fiber::detail::append_entry(list, entry);
   std::int64_t entries = 0;
   for (auto _ : state) {
     std::size_t bytes = 0;
@@ -76,29 +78,36 @@ void BM_ForEachEntry(benchmark::State& state) {
 }
 BENCHMARK(BM_ForEachEntry);
 
-// Reads a result header, its item statuses and an error's two strings, as the master decodes a
-// result message.
-void BM_BodyReader(benchmark::State& state) {
+// Reads a result entry: its header, its item records (the last one a failed item's error, its
+// type and message), as the master decodes a result message.
+void BM_ResultEntryReader(benchmark::State& state) {
   using namespace fiber::detail;
-  fiber::Bytes body;
-  append_raw(body, ResultHeader{1, kChunkItems, ChunkStatus::complete, 0, 0, 0});
-  for (std::size_t i = 0; i < kChunkItems; ++i) append_raw(body, ItemStatus{8, 1});
-  append_string(body, "std::invalid_argument");
-  append_string(body, "a task's error message, of a typical length");
+  const std::int64_t result = 1;
+  fiber::Bytes entry = begin_result_entry();
+  for (std::size_t i = 0; i + 1 < kChunkItems; ++i) {
+    ItemRecordWriter record(entry);
+    ByteWriter(entry).value(result);
+    record.finish();
+  }
+  ItemRecordWriter failed(entry);
+  failed.fail("std::invalid_argument", "a task's error message, of a typical length");
+  failed.finish();
+  finish_result_entry(entry, result_header(1, kChunkItems, ChunkStatus::complete, {}));
   for (auto _ : state) {
-    BodyReader reader(body);
-    auto header = reader.raw<ResultHeader>();
+    ResultEntryReader reader(entry);
     std::uint64_t sizes = 0;
-    for (std::uint32_t i = 0; i < header.count; ++i) sizes += reader.raw<ItemStatus>().size;
-    std::string type = reader.string();
-    std::string message = reader.string();
+    ItemRecord record{};
+    for (std::uint32_t i = 0; i < reader.header().count; ++i) {
+      record = reader.next_item();
+      sizes += record.bytes.size();
+    }
+    auto error = ItemError::decode(record.bytes);
     benchmark::DoNotOptimize(sizes);
-    benchmark::DoNotOptimize(type);
-    benchmark::DoNotOptimize(message);
+    benchmark::DoNotOptimize(error);
   }
   state.SetItemsProcessed(state.iterations() * kChunkItems);
 }
-BENCHMARK(BM_BodyReader);
+BENCHMARK(BM_ResultEntryReader);
 
 // Stores one chunk of results into a fresh Job (its runtime side, JobState) and waits for it on
 // this thread, as an apply_async or a small map whose results arrive in one message.
@@ -125,15 +134,15 @@ BENCHMARK(BM_JobStoreAndWait);
 // Runs every item of a chunk of a trivial registered task, as a worker or its task process does.
 void BM_ItemRunner(benchmark::State& state) {
   using namespace fiber::detail;
-  const std::string_view task = "add_one";
-  fiber::Bytes body;
-  append_raw(body, RunHeader{1, static_cast<std::uint32_t>(task.size()),
-                             static_cast<std::uint32_t>(kChunkItems), 0, 0});
-  body.insert(body.end(), task.begin(), task.end());
-  for (std::size_t i = 0; i <= kChunkItems; ++i) {
-    append_raw(body, std::uint64_t{i * sizeof(std::int64_t)});
+  std::vector<std::uint64_t> offsets;
+  fiber::Bytes items;
+  for (std::size_t i = 0; i < kChunkItems; ++i) {
+    offsets.push_back(items.size());
+    fiber::encode_into(items, std::int64_t(i));
   }
-  for (std::size_t i = 0; i < kChunkItems; ++i) fiber::encode_into(body, std::int64_t(i));
+  offsets.push_back(items.size());
+  fiber::Bytes body;
+  RunEntryParts{RunHeader{1, 0, 0, 0, 0}, "add_one", offsets, items}.append_to(body);
   RunBody run(body);
   ItemRunner runner;
   fiber::Bytes records;

@@ -4,7 +4,7 @@
 #   smoke_check.sh FIBER_MICRO_BENCHMARKS
 set -uo pipefail
 program=$1
-benchmarks=(BM_BatchAdd BM_ForEachEntry BM_BodyReader BM_JobStoreAndWait BM_ItemRunner
+benchmarks=(BM_BatchAdd BM_ForEachEntry BM_ResultEntryReader BM_JobStoreAndWait BM_ItemRunner
             BM_EncodeDecodeRaw BM_EncodeDecodeArchive BM_WorkerQueueCycle/1024
             BM_SilenceQueueHeard/1024)
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -16,7 +16,7 @@
 
 #include "counts_file.hpp"
 #include "plain_mpi.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
 
 namespace {
 
@@ -27,7 +27,7 @@ constexpr int kInts = 1000;
 constexpr int kAnswerBytes = 300;
 constexpr int kDoubles = 50;
 enum Tag { kSmallTag = 1, kIntsTag, kAnswerTag, kDoublesTag, kNeverSentTag };
-// fiber's heartbeat, as the counting library tells it (protocol.hpp: a MessageHeader alone).
+// fiber's heartbeat, as the counting library tells it (wire/channel.hpp: a MessageHeader alone).
 constexpr int kHeartbeatTag = fiber::detail::kHeaderTag;
 constexpr int kHeartbeatBytes = sizeof(fiber::detail::MessageHeader);
 

@@ -24,7 +24,7 @@ struct Counters {
   std::atomic<std::uint64_t> collective_bytes;
   std::atomic<std::uint64_t> idle_poll_nanoseconds;
   // Received messages that are fiber's heartbeats: a message header alone on the header tag (the
-  // only such message a master receives; mpi_counts.cpp checks the shape against protocol.hpp).
+  // only such message a master receives; mpi_counts.cpp checks the shape against wire/channel.hpp).
   std::atomic<std::uint64_t> received_heartbeats;
   // CPU time (thread clocks, all threads) inside MPI calls that did something: sends, receives,
   // waits, tests that completed a request. What the transport costs the master per message, which

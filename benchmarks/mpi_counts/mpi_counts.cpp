@@ -10,7 +10,7 @@
 // Point-to-point bytes are counted when a send is posted and when a receive completes (its
 // status's size), so cancelled receives count nothing. Collectives count their calls and the
 // bytes of the caller's buffer (what crosses the network depends on the algorithm). fiber's
-// heartbeats are counted apart as well (a header alone: libfiber/src/wire/protocol.hpp).
+// heartbeats are counted apart as well (a header alone: libfiber/src/wire/channel.hpp).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "counts_file.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
 
 namespace {
 

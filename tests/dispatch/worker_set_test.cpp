@@ -21,7 +21,8 @@
 #include "dispatch/scheduled_job.hpp"
 #include "self_workers.hpp"
 #include "this_process.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
+#include "wire/entry_list.hpp"
 
 namespace fiber::detail {
 namespace {

@@ -32,7 +32,7 @@ while IFS= read -r symbol; do
 done <<<"$symbols"
 [[ -z $strays ]] || fail "exported, but not marked FIBER_EXPORT in $include:"$'\n'"$strays"
 
-internal='Dispatcher|Channel|PoolHandle|TaskProcess|ItemRunner|Backoff|Batch|BodyReader|RunBody|ProtocolError|Supervisor|Intercomm|RuntimeState|ProgressLock'
+internal='Dispatcher|Channel|PoolHandle|TaskProcess|ItemRunner|Backoff|Batch|ByteReader|ByteWriter|RunBody|ProtocolError|Supervisor|Intercomm|RuntimeState|ProgressLock'
 if grep -E "fiber::(detail::|mpi::)?($internal)\b|fiber::(mpi|log)::" <<<"$symbols"; then
   fail "internal classes are exported (above)"
 fi

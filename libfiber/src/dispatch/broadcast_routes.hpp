@@ -45,7 +45,7 @@ struct BroadcastRoutes {
 
 // One worker a relay forwards to, and how many of the hops after it are that worker's own to
 // forward (0 for a sibling): a route's hops are its siblings, then each onward relay followed by
-// its hops (the order of protocol.hpp's relay message).
+// its hops (the order of a Relay's route: wire/messages.hpp).
 struct RouteHop {
   int worker;
   std::uint32_t descendants;

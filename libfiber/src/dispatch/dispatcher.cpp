@@ -10,7 +10,9 @@
 #include "fiber/errors.hpp"
 #include "log.hpp"
 #include "trace/hop_trace.hpp"
+#include "wire/entry_list.hpp"
 #include "wire/exit_status.hpp"
+#include "wire/protocol_error.hpp"
 
 namespace fiber::detail {
 namespace {

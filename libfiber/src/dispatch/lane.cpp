@@ -1,10 +1,10 @@
 #include "dispatch/lane.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "trace/hop_trace.hpp"
-#include "wire/protocol.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 
@@ -16,13 +16,10 @@ void Lane::attach(pid_t pid, int memory_fd, int doorbell_fd, Clock::time_point n
 }
 
 void Lane::send(std::span<const char> body, Clock::time_point now) {
-  RunHeader header;
-  std::memcpy(&header, body.data(), sizeof header);
+  RunHeader header = RunBody(body).header();
   hop_trace::mark(hop_trace::Point::worker_received, header.chunk_id);
   chunks_.add(header, /*silent=*/false, now);
-  std::uint64_t size = body.size();
-  append_raw(unsent_, size);
-  unsent_.insert(unsent_.end(), body.begin(), body.end());
+  append_entry(unsent_, body);  // a chunk frame (task_frames.hpp) is laid out as a list's entry
   frames_.push_back({header.chunk_id, unsent_.size()});
   if (memory_) write_unsent();
 }

@@ -74,7 +74,7 @@ class Lane {
   task_frames::AnswerReader answers_;
   std::optional<TaskMemory> memory_;
   std::shared_ptr<const LaneDoorbellRing> doorbell_;
-  Bytes unsent_;             // frames (u64 size, body) not yet in the ring
+  Bytes unsent_;             // chunk frames not yet in the ring
   std::size_t written_ = 0;  // bytes of unsent_ in the ring
   std::deque<Unsent> frames_;
   // The last kill asked for, the chunk then in front and the item blamed: the death that follows

@@ -5,29 +5,27 @@
 namespace fiber::detail {
 
 ResultReader::ResultReader(std::span<const char> entry, std::uint64_t offset)
-    : reader_(entry), offset_(offset), header_(reader_.raw<ResultHeader>()) {}
+    : entry_(entry), offset_(offset), reader_(entry) {}
 
 std::uint64_t ResultReader::items(const std::string& task, const WorkerInfo& worker,
                                   std::vector<JobState::ItemResult>& results) {
-  results.assign(header_.count, JobState::ItemResult{});
+  results.assign(header().count, JobState::ItemResult{});
   std::uint64_t failed = 0;
   for (auto& result : results) {
-    auto status = reader_.raw<ItemStatus>();
-    result.ok = status.ok != 0;
-    result.offset = offset_ + reader_.position();
-    result.size = status.size;
-    auto bytes = reader_.take(status.size);
+    ItemRecord record = reader_.next_item();
+    result.ok = record.ok;
+    result.offset = offset_ + static_cast<std::uint64_t>(record.bytes.data() - entry_.data());
+    result.size = record.bytes.size();
     if (!result.ok) {
       ++failed;
-      BodyReader error(bytes);
-      std::string type = error.string();
-      std::string what = error.string();
-      result.error = std::make_exception_ptr(TaskError(task, type, what, worker));
+      auto error = ItemError::decode(record.bytes);
+      result.error = std::make_exception_ptr(
+          TaskError(task, std::move(error.type), std::move(error.message), worker));
     }
   }
   return failed;
 }
 
-std::string ResultReader::reason() { return reader_.string(); }
+std::string ResultReader::reason() { return reader_.reason(); }
 
 }  // namespace fiber::detail

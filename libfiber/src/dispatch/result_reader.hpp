@@ -1,7 +1,7 @@
-// Reads one entry of a result message (protocol.hpp, "Body of a result message"): the chunk's
+// Reads one entry of a result message (wire/result_entry.hpp) for the dispatcher: the chunk's
 // header, each item's outcome as a JobState::ItemResult that points into the message, a failed
 // item's error as a fiber::TaskError, and the reason a chunk's task process died. Throws
-// ProtocolError on an entry cut short.
+// ProtocolError on an entry cut short or too long.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "caller/job_state.hpp"
 #include "fiber/pool.hpp"
-#include "wire/protocol.hpp"
+#include "wire/result_entry.hpp"
 
 namespace fiber::detail {
 
@@ -20,7 +20,7 @@ class ResultReader {
   // `entry` lies `offset` bytes into the message that results will point into.
   ResultReader(std::span<const char> entry, std::uint64_t offset);
 
-  const ResultHeader& header() const { return header_; }
+  const ResultHeader& header() const { return reader_.header(); }
   // The header's `count` item outcomes of task `task`, run on `worker`, into `results`; returns
   // how many failed.
   std::uint64_t items(const std::string& task, const WorkerInfo& worker,
@@ -29,9 +29,9 @@ class ResultReader {
   std::string reason();
 
  private:
-  BodyReader reader_;
+  std::span<const char> entry_;
   std::uint64_t offset_;
-  ResultHeader header_;
+  ResultEntryReader reader_;
 };
 
 }  // namespace fiber::detail

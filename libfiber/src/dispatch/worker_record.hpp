@@ -17,7 +17,7 @@
 #include "dispatch/scheduled_job.hpp"
 #include "fiber/pool.hpp"
 #include "mpi/intercomm.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
 
 namespace fiber::detail {
 

@@ -10,6 +10,7 @@
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "this_process.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -130,9 +131,7 @@ void WorkerSet::shut_down() {
     mpi::check(receives_.cancel(id, /*wait=*/!worker.dead), "cancelling a receive");
     // Also to a worker taken for lost that may only have been starved: alive, it ends (MPI_Finalize
     // would wait for it); dead, the message is never waited for.
-    Bytes shutdown;
-    append_raw(shutdown, static_cast<std::uint32_t>(!incomplete.contains(worker.group.get())));
-    worker.channel.send(MessageKind::shutdown, {shutdown});
+    worker.channel.send(Shutdown{!incomplete.contains(worker.group.get())});
   }
   for (auto& worker : workers_) {
     if (!worker->dead) worker->channel.wait_sends();

@@ -32,6 +32,9 @@
 #include "dispatch/worker_record.hpp"
 #include "dispatch/worker_spawner.hpp"
 #include "mpi/request_pool.hpp"
+#include "wire/channel.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 
@@ -146,8 +149,7 @@ class WorkerSet {
   // lanes work here.
   bool lane_fits(const Worker& worker, const PoolHandle& pool) const;
   // Sends a chunk's run entry into the worker's lane, asking for one first if it has none.
-  void send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
-                    std::initializer_list<std::span<const char>> parts);
+  void send_to_lane(Worker& worker, const PoolHandle& pool, const RunEntryParts& entry);
   // What the worker says of its lane (MessageKind::lane, lane_lost).
   void on_lane_message(Worker& worker, const Message& message, Clock::time_point now);
   // Writes into the lanes and takes their answers; true if anything moved. Counts in `lent_busy`

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dispatch/broadcast_routes.hpp"
 #include "dispatch/worker_set.hpp"
 #include "log.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
 
@@ -47,11 +49,11 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
     Worker& relay = *workers_[route.relay];
     std::uint64_t relay_chunk = next_chunk_id_++;
     auto hops = route_hops(route);
-    Bytes prefix;
-    append_raw(prefix, static_cast<std::uint32_t>(hops.size()));
+    std::vector<RelayHop> relay_hops;
     for (const auto& hop : hops) {
-      append_raw(prefix, RelayHop{workers_[hop.worker]->channel.peer(), hop.descendants});
+      relay_hops.push_back({workers_[hop.worker]->channel.peer(), hop.descendants});
     }
+    Bytes prefix = Relay::encode_route(relay_hops);
     send_entry(relay, MessageKind::relay, prefix, *pool, *job_of(route.relay), 0, 1, kRunBroadcast,
                relay_chunk, nullptr);
     add_in_flight(relay, {relay_chunk, job_of(route.relay), pool, 0, 1}, now);
@@ -79,10 +81,8 @@ void WorkerSet::send_broadcast(const std::shared_ptr<PoolHandle>& pool,
 void WorkerSet::send_stand_in(Worker& worker, const PoolHandle& pool, const ScheduledJob& job,
                               std::uint64_t chunk_id, std::uint64_t relay_chunk) {
   RunHeader header = run_header(pool, job.state(), chunk_id, 0, 1, kRunBroadcast | kRunFromRelay);
-  const std::uint64_t offsets[] = {0, sizeof relay_chunk};
-  std::uint64_t size = sizeof header + sizeof offsets + sizeof relay_chunk;
-  worker.channel.send(MessageKind::run,
-                      {bytes_of(size), bytes_of(header), bytes_of(offsets), bytes_of(relay_chunk)});
+  Bytes stand_in = stand_in_entry(header, relay_chunk);
+  worker.channel.send(MessageKind::run, {entry_size_prefix(stand_in.size()), stand_in});
   sending_.push(worker.info.id);
 }
 

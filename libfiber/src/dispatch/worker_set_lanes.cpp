@@ -1,13 +1,13 @@
 // WorkerSet's lanes (worker_set.hpp, lane.hpp): the chunks of a worker on the master's host
 // written into its task process's memory, the worker's answers about its lane, and the results
 // read back.
-#include <cstring>
 #include <string>
 #include <utility>
 
 #include "dispatch/worker_set.hpp"
 #include "fiber/errors.hpp"
 #include "log.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
 
@@ -17,8 +17,7 @@ bool WorkerSet::lane_fits(const Worker& worker, const PoolHandle& pool) const {
          !pool.options.maxtasksperchild && worker.info.host == master_host_;
 }
 
-void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunHeader& header,
-                             std::initializer_list<std::span<const char>> parts) {
+void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunEntryParts& entry) {
   const int id = worker.info.id;
   if (!worker.lane) {
     worker.lane =
@@ -26,40 +25,36 @@ void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunHe
           lane_results_.emplace_back(id, std::move(result));
         });
     laned_.push_back(id);
-    Bytes open;
-    append_raw(open, worker.lane->id());
-    append_raw(open, header.heartbeat_ms);
-    worker.channel.send(MessageKind::lane_open, {open});
+    worker.channel.send(LaneOpen{worker.lane->id(), entry.header.heartbeat_ms});
     sending_.push(id);
     log::debug("{} is asked for a lane to its task process (pool of {} workers)",
                where(worker.info), pool.workers.size());
   }
   Bytes body;
-  for (auto part : parts) body.insert(body.end(), part.begin(), part.end());
-  if (header.flags & kRunBroadcast) {  // for the worker to replay in later task processes
-    std::uint64_t lane = worker.lane->id();
-    worker.channel.send(MessageKind::replay, {bytes_of(lane), body});
+  entry.append_to(body);
+  if (entry.header.flags & kRunBroadcast) {  // for the worker to replay in later task processes
+    worker.channel.send(Replay{worker.lane->id(), body});
     sending_.push(id);
   }
   worker.lane->send(body, Clock::now());
 }
 
 void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::time_point now) {
-  BodyReader reader(message.body);
-  auto lane = reader.raw<std::uint64_t>();
-  if (!worker.lane || worker.lane->id() != lane) return;  // closed since (dropped, parked)
+  // A message of a lane closed since (dropped, parked) comes too late.
   if (message.kind == MessageKind::lane_lost) {
+    auto lost = decode_message<LaneLost>(message.body);
+    if (!worker.lane || worker.lane->id() != lost.lane) return;
     worker.channel.ring_after_sends({});  // the worker polls MPI again
-    worker.lane->lost(reader.string(), now);
+    worker.lane->lost(lost.reason, now);
     close_lane(worker);
     return;
   }
-  auto fd = reader.raw<std::int32_t>();
-  std::string refusal = fd < 0 ? reader.string() : std::string();
-  if (fd >= 0) {
+  auto answer = decode_message<LaneAnswer>(message.body);
+  if (!worker.lane || worker.lane->id() != answer.lane) return;
+  if (answer.is_lent()) {
     try {
-      auto doorbell_fd = reader.raw<std::int32_t>();
-      worker.lane->attach(static_cast<pid_t>(worker.info.pid), fd, doorbell_fd, now);
+      worker.lane->attach(static_cast<pid_t>(worker.info.pid), answer.memory_fd, answer.doorbell_fd,
+                          now);
       worker.channel.ring_after_sends(worker.lane->doorbell());
       return;
     } catch (const Error& error) {
@@ -74,7 +69,7 @@ void WorkerSet::on_lane_message(Worker& worker, const Message& message, Clock::t
     }
   } else {
     log::info("{} could not lend its task process ({}); its tasks go through it",
-              where(worker.info), refusal);
+              where(worker.info), answer.refusal);
     worker.lane_refused = true;
   }
   // The chunks that waited for the lane go through the worker after all.
@@ -97,9 +92,7 @@ bool WorkerSet::progress_lanes(Clock::time_point now, int& lent_busy) {
       watch_silence(id);
     }
     if (auto overdue = lane.newly_overdue(now)) {
-      std::uint64_t lane_id = lane.id();
-      worker.channel.send(MessageKind::lane_kill,
-                          {bytes_of(lane_id), bytes_of(overdue->chunk), bytes_of(overdue->item)});
+      worker.channel.send(LaneKill{lane.id(), overdue->chunk, overdue->item});
       sending_.push(id);
     }
   }
@@ -113,12 +106,8 @@ void WorkerSet::deliver_lane_results(const std::function<void(int, Message&)>& o
   for (auto& [id, entry] : results) {
     Worker& worker = *workers_[id];
     if (worker.dead) continue;  // its chunks were re-sent when it was lost
-    // A result list of one entry. (Sized first and filled in place: growing it part by part
-    // trips gcc 12's -Warray-bounds.)
-    std::uint64_t size = entry->size();
-    Message message{MessageKind::result, Bytes(sizeof size + entry->size())};
-    std::memcpy(message.body.data(), &size, sizeof size);
-    std::memcpy(message.body.data() + sizeof size, entry->data(), entry->size());
+    Message message{MessageKind::result, {}};
+    append_entry(message.body, *entry);
     try {
       on_message(id, message);
     } catch (...) {

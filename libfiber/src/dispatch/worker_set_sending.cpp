@@ -62,25 +62,21 @@ void WorkerSet::send_entry(Worker& worker, MessageKind kind, std::span<const cha
   auto& relative = scratch_offsets_;
   relative.resize(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) relative[i] = offsets[i] - offsets[0];
-  std::span<const char> name(job.task().data(), job.task().size());
-  std::span<const char> offset_bytes(reinterpret_cast<const char*>(relative.data()),
-                                     relative.size() * sizeof(std::uint64_t));
-  auto arguments = job.arguments(first, count);
+  RunEntryParts entry{header, job.task(), relative, job.arguments(first, count)};
   if (kind == MessageKind::run && !(flags & (kRunInitializer | kRunRelayFallback)) &&
       lane_fits(worker, pool)) {
-    send_to_lane(worker, pool, header, {bytes_of(header), name, offset_bytes, arguments});
+    send_to_lane(worker, pool, entry);
     return;
   }
-  if (kind == MessageKind::run && batch && arguments.size() <= kBatchedEntryBytes) {
-    batch->add({bytes_of(header), name, offset_bytes, arguments});  // joins the worker's batch
+  if (kind == MessageKind::run && batch && entry.items.size() <= kBatchedEntryBytes) {
+    batch->add(entry);  // joins the worker's batch
     return;
   }
   // Alone: a run message is a list of one entry, a relay message has its prefix. The arguments
   // are sent in place (the job stays alive).
-  std::uint64_t size = sizeof header + name.size() + offset_bytes.size() + arguments.size();
-  if (kind == MessageKind::run) prefix = bytes_of(size);
-  worker.channel.send(kind, {prefix, bytes_of(header), name, offset_bytes, arguments},
-                      scheduled.job);
+  Bytes list_prefix;
+  if (kind == MessageKind::run) prefix = list_prefix = entry_size_prefix(entry.size());
+  worker.channel.send(kind, {prefix, entry.head(), entry.items}, scheduled.job);
   sending_.push(worker.info.id);
 }
 

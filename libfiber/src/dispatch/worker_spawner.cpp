@@ -15,6 +15,7 @@
 #include "mpi/error.hpp"
 #include "mpi/info.hpp"
 #include "run_identity.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -111,9 +112,9 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
       any = true;
       auto hello = worker->channel.on_received(status, &request);
       if (!hello) continue;
-      BodyReader reader(hello->body);
-      worker->info.pid = static_cast<long>(reader.raw<std::int64_t>());
-      worker->info.host = reader.string();
+      auto said = decode_message<Hello>(hello->body);
+      worker->info.pid = static_cast<long>(said.pid);
+      worker->info.host = std::move(said.host);
       worker->info.id = first_id + rank;
       worker->channel.post_receive(&request);
       ++reported;
@@ -129,10 +130,7 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
     if (!any) backoff.pause();
   }
   for (auto& [worker, request] : spawned) {
-    Bytes welcome;
-    append_raw(welcome, static_cast<std::int32_t>(worker->info.id));
-    append_string(welcome, run_identity());
-    worker->channel.send(MessageKind::welcome, {welcome});
+    worker->channel.send(Welcome{worker->info.id, run_identity()});
     worker->last_heard = Clock::now();
   }
   log::debug("started workers {} to {} with one spawn", first_id, first_id + count - 1);

@@ -53,10 +53,9 @@ int broker_socket(const QueueAddress& address) {
 queue_wire::Bytes request_head(queue_wire::Operation operation, const QueueAddress& address,
                                QueueChannel::Timeout timeout) {
   auto request = queue_wire::frame();
-  queue_wire::append(request, static_cast<std::uint8_t>(operation));
-  queue_wire::append(request, address.id);
-  queue_wire::append(request,
-                     timeout ? static_cast<std::int64_t>(timeout->count()) : queue_wire::kForever);
+  queue_wire::append_request_head(
+      request, {operation, address.id,
+                timeout ? static_cast<std::int64_t>(timeout->count()) : queue_wire::kForever});
   return request;
 }
 

@@ -3,9 +3,11 @@
 // process (a task process) makes its own instead of sharing its parent's.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "fiber/detail/queue_channel.hpp"
+#include "wire/protocol_error.hpp"
 #include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
@@ -25,5 +27,16 @@ queue_wire::Status receive_reply(const QueueAddress& address, queue_wire::Bytes&
 // A queue used outside the master without having been passed there, or made without a runtime.
 [[noreturn]] void made_in_the_master();
 [[noreturn]] void broker_gone(const QueueAddress& address, const std::string& why);
+
+// What `read` (a reader of queue_messages.hpp) makes of a reply's payload. A payload cut short is
+// a broken connection to the broker: it throws what a reply that never came throws.
+template <class Read>
+auto read_reply(const QueueAddress& address, std::span<const char> payload, Read read) {
+  try {
+    return read(payload);
+  } catch (const ProtocolError&) {
+    broker_gone(address, "its reply was cut short");
+  }
+}
 
 }  // namespace fiber::detail

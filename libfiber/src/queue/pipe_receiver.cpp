@@ -18,6 +18,7 @@
 #include "posix/tcp.hpp"
 #include "queue/broker_connection.hpp"
 #include "this_process.hpp"
+#include "wire/codec.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -111,7 +112,7 @@ void PipeReceiver::attach(const QueueAddress& direction) {
   // What was kept comes before anything a sender sent here since (another thread may have
   // filed that already).
   auto& inbox = inboxes_[direction.id];
-  auto kept = queue_wire::split_batch(payload);
+  auto kept = read_reply(direction, payload, queue_wire::split_batch);
   inbox.insert(inbox.begin(), std::make_move_iterator(kept.begin()),
                std::make_move_iterator(kept.end()));
   attached_.insert(direction.id);
@@ -190,19 +191,13 @@ bool PipeReceiver::read_from(Incoming& incoming) {
 bool PipeReceiver::file_frames(Incoming& incoming, queue_wire::Bytes& buffer) {
   bool any = false;
   std::span<const char> unread(buffer);
-  while (unread.size() >= sizeof(std::uint32_t)) {
-    std::uint32_t size = 0;
-    std::memcpy(&size, unread.data(), sizeof size);
-    if (unread.size() < sizeof size + size) break;
-    auto frame = unread.subspan(sizeof size, size);
+  while (auto frame = queue_wire::take_frame(unread)) {
     if (!incoming.direction) {
-      std::span<const char> hello = frame;
-      incoming.direction = queue_wire::take<std::uint64_t>(hello);
+      incoming.direction = ByteReader(*frame, "a Pipe's hello").value<std::uint64_t>();
     } else if (&buffer == &incoming.ring_bytes || !incoming.ring) {  // on the socket: bells
-      inboxes_[*incoming.direction].emplace_back(frame.begin(), frame.end());
+      inboxes_[*incoming.direction].emplace_back(frame->begin(), frame->end());
       any = true;
     }
-    unread = unread.subspan(sizeof size + size);
   }
   buffer.erase(buffer.begin(), buffer.end() - static_cast<std::ptrdiff_t>(unread.size()));
   return any;

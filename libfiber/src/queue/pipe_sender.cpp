@@ -15,6 +15,7 @@
 #include "posix/tcp.hpp"
 #include "queue/broker_connection.hpp"
 #include "this_process.hpp"
+#include "wire/codec.hpp"
 #include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
@@ -73,7 +74,7 @@ PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
   }
   if (!direct.socket) reader_gone(why);
   queue_wire::Bytes hello;
-  queue_wire::append(hello, direction.id);
+  ByteWriter(hello).value(direction.id);
   auto frame = queue_wire::framed(hello);
   posix::UniqueFd memory;
   if (local) direct.ring = PipeRing::create(memory);
@@ -115,7 +116,10 @@ void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
     queue_wire::Bytes payload;
     if (receive_reply(direction, payload) == Status::ok) return;  // kept for the reading end
     found =
-        direct_.emplace(direction.id, connect(direction, queue_wire::take_endpoint(payload))).first;
+        direct_
+            .emplace(direction.id,
+                     connect(direction, read_reply(direction, payload, queue_wire::take_endpoint)))
+            .first;
   }
   if (!send_through(found->second, queue_wire::framed(item))) {
     std::string why = errno != 0 ? std::strerror(errno) : "it closed the connection";

@@ -11,6 +11,7 @@
 #include "posix/tcp.hpp"
 #include "runtime_state.hpp"
 #include "this_process.hpp"
+#include "wire/codec.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -83,8 +84,13 @@ void QueueBroker::accept_connections() {
 
 void QueueBroker::serve(Connection& connection) {
   int socket = connection.socket.get();
-  while (auto request = queue_wire::receive_frame(socket)) {
-    if (!answer(socket, *request)) break;
+  try {
+    while (auto request = queue_wire::receive_frame(socket)) {
+      if (!answer(socket, *request)) break;
+    }
+  } catch (const ProtocolError& error) {
+    log::warn("fiber: the queue broker drops a connection whose request it cannot read: {}",
+              error.what());
   }
   // A client that ended (or crashed) mid-request: the request is dropped, the queue lives on.
   std::lock_guard lock(mutex_);
@@ -92,10 +98,9 @@ void QueueBroker::serve(Connection& connection) {
 }
 
 bool QueueBroker::answer(int socket, std::span<const char> request) {
-  if (request.size() < queue_wire::kRequestHead) return false;
-  auto operation = static_cast<Operation>(queue_wire::take<std::uint8_t>(request));
-  auto id = queue_wire::take<std::uint64_t>(request);
-  auto timeout_ms = queue_wire::take<std::int64_t>(request);
+  ByteReader reader(request, "a queue request");
+  const auto [operation, id, timeout_ms] = queue_wire::take_request_head(reader);
+  const std::span<const char> payload = reader.rest();
   if (operation == Operation::sync) {
     reply(socket, Status::ok);
     return true;
@@ -110,14 +115,14 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
   Queue& queue = *found->second;
   switch (operation) {
     case Operation::put: {
-      Status status = put(queue, queue_wire::split_batch(request), lock, timeout_ms);
+      Status status = put(queue, queue_wire::split_batch(payload), lock, timeout_ms);
       bool answered = queue.maxsize > 0;
       lock.unlock();
       if (answered) reply(socket, status);
       return true;
     }
     case Operation::unget: {
-      auto items = queue_wire::split_batch(request);
+      auto items = queue_wire::split_batch(payload);
       for (auto item = items.rbegin(); item != items.rend(); ++item) {
         queue.items.push_front(std::move(*item));
       }
@@ -134,13 +139,13 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
         reply(socket, Status::elsewhere, std::move(endpoint));
         return true;
       }
-      put(queue, queue_wire::split_batch(request), lock, queue_wire::kForever);
+      put(queue, queue_wire::split_batch(payload), lock, queue_wire::kForever);
       lock.unlock();
       reply(socket, Status::ok);
       return true;
     }
     case Operation::pipe_attach: {
-      auto endpoint = queue_wire::take_endpoint(request);
+      auto endpoint = queue_wire::take_endpoint(payload);
       if (queue.reader && *queue.reader != endpoint) {
         lock.unlock();
         reply(socket, Status::claimed);
@@ -156,7 +161,8 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
     }
     case Operation::get: {
       Bytes items = queue_wire::frame();
-      Status status = get(queue, queue_wire::take<std::uint32_t>(request), items, lock, timeout_ms);
+      auto most = ByteReader(payload, "a get request").value<std::uint32_t>();
+      Status status = get(queue, most, items, lock, timeout_ms);
       lock.unlock();
       reply(socket, status, std::move(items));
       return true;
@@ -169,7 +175,7 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
     }
     case Operation::size: {
       Bytes size = queue_wire::frame();
-      queue_wire::append(size, static_cast<std::uint64_t>(queue.items.size()));
+      ByteWriter(size).value(static_cast<std::uint64_t>(queue.items.size()));
       lock.unlock();
       reply(socket, Status::ok, std::move(size));
       return true;

@@ -1,8 +1,8 @@
 // The master's queue broker: the queues of fiber::Queue, SimpleQueue and Pipe, served over TCP
 // to every process of the job (task processes are not MPI processes; sockets reach them all), as
 // Uber's Fiber keeps its queues on the master. A thread accepts connections and one thread per
-// connection serves its requests (queue_wire.hpp), so that a blocked get or put waits only its
-// own client. Started by the first queue of the runtime, stopped when the runtime ends.
+// connection serves its requests (wire/queue_messages.hpp), so that a blocked get or put waits only
+// its own client. Started by the first queue of the runtime, stopped when the runtime ends.
 #pragma once
 
 #include <condition_variable>
@@ -49,7 +49,8 @@ class QueueBroker {
 
   void accept_connections();
   void serve(Connection& connection);
-  // Answers one request; false if the connection must end.
+  // Answers one request; false if the connection must end. Throws ProtocolError if the request
+  // is cut short.
   bool answer(int socket, std::span<const char> request);
   queue_wire::Status put(Queue& queue, std::vector<queue_wire::Bytes> items,
                          std::unique_lock<std::mutex>& lock, std::int64_t timeout_ms);

@@ -12,6 +12,7 @@
 #include "queue/feeder.hpp"
 #include "queue/queue_broker.hpp"
 #include "runtime_state.hpp"
+#include "wire/codec.hpp"
 #include "wire/queue_messages.hpp"
 
 namespace fiber::detail {
@@ -61,11 +62,11 @@ std::vector<Bytes> QueueChannel::get(std::size_t most, Timeout timeout) const {
   constexpr std::size_t kMostPerMessage = std::numeric_limits<std::uint32_t>::max();
   std::size_t window = feeder.read_ahead_window(address_);
   std::size_t asked = most < kMostPerMessage - window ? most + window : kMostPerMessage;
-  queue_wire::append(request, static_cast<std::uint32_t>(asked));
+  ByteWriter(request).value(static_cast<std::uint32_t>(asked));
   send_request(address_, request);
   queue_wire::Bytes payload;
   if (receive_reply(address_, payload) != Status::ok) return {};
-  auto items = queue_wire::split_batch(payload);
+  auto items = read_reply(address_, payload, queue_wire::split_batch);
   if (items.size() > most) {
     feeder.keep_read_ahead(address_, {std::make_move_iterator(items.begin() + most),
                                       std::make_move_iterator(items.end())});
@@ -87,8 +88,10 @@ std::size_t QueueChannel::size() const {
   send_request(address_, request);
   queue_wire::Bytes payload;
   receive_reply(address_, payload);
-  std::span<const char> in(payload);
-  return queue_wire::take<std::uint64_t>(in) + Feeder::read_ahead_in_this_process(address_);
+  auto size = read_reply(address_, payload, [](std::span<const char> in) {
+    return ByteReader(in, "a queue's size").value<std::uint64_t>();
+  });
+  return size + Feeder::read_ahead_in_this_process(address_);
 }
 
 void QueueChannel::flush() const { Feeder::sync_this_process(); }

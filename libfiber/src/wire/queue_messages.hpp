@@ -1,18 +1,20 @@
 // The queue broker's messages over TCP, in the byte order of the machines (one cluster, one
 // architecture). A request: u32 size of what follows, u8 Operation, u64 queue id, i64 timeout in
 // milliseconds (kForever: none), then the operation's payload. A reply: u32 size, u8 Status,
-// payload. A batch payload is its items one after the other, each as u32 size + bytes.
+// payload. A batch payload is its items one after the other, each as u32 size + bytes. Written
+// and read with the codec (codec.hpp): a payload cut short is a ProtocolError.
 #pragma once
 
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "wire/codec.hpp"
 
 namespace fiber::detail::queue_wire {
 
@@ -44,56 +46,54 @@ struct Endpoint {
 };
 
 constexpr std::int64_t kForever = -1;
-constexpr std::size_t kRequestHead = 1 + 8 + 8;
 
-template <class T>
-void append(Bytes& out, T value) {
-  std::size_t at = out.size();
-  out.resize(at + sizeof value);
-  std::memcpy(out.data() + at, &value, sizeof value);
+// A request's head, after its size.
+struct RequestHead {
+  Operation operation;
+  std::uint64_t queue;
+  std::int64_t timeout_ms;
+};
+
+inline void append_request_head(Bytes& out, const RequestHead& head) {
+  ByteWriter(out)
+      .value(static_cast<std::uint8_t>(head.operation))
+      .value(head.queue)
+      .value(head.timeout_ms);
 }
 
-template <class T>
-T take(std::span<const char>& in) {
-  T value{};
-  if (in.size() < sizeof value) return value;
-  std::memcpy(&value, in.data(), sizeof value);
-  in = in.subspan(sizeof value);
-  return value;
+inline RequestHead take_request_head(ByteReader& request) {
+  RequestHead head;
+  head.operation = static_cast<Operation>(request.value<std::uint8_t>());
+  head.queue = request.value<std::uint64_t>();
+  head.timeout_ms = request.value<std::int64_t>();
+  return head;
 }
 
-inline void append_item(Bytes& out, std::span<const char> item) {
-  append(out, static_cast<std::uint32_t>(item.size()));
-  out.insert(out.end(), item.begin(), item.end());
-}
+inline void append_item(Bytes& out, std::span<const char> item) { ByteWriter(out).sized(item); }
 
 // The items of a batch payload.
 inline std::vector<Bytes> split_batch(std::span<const char> in) {
+  ByteReader reader(in, "a queue message's batch");
   std::vector<Bytes> items;
-  while (in.size() >= sizeof(std::uint32_t)) {
-    auto size = take<std::uint32_t>(in);
-    if (size > in.size()) break;
-    items.emplace_back(in.begin(), in.begin() + size);
-    in = in.subspan(size);
+  while (!reader.at_end()) {
+    auto item = reader.sized();
+    items.emplace_back(item.begin(), item.end());
   }
   return items;
 }
 
 // An endpoint: u16 port, then the host and the local name as batch items.
 inline void append_endpoint(Bytes& out, const Endpoint& endpoint) {
-  append(out, endpoint.port);
-  append_item(out, endpoint.host);
-  append_item(out, endpoint.local);
+  ByteWriter(out).value(endpoint.port).string(endpoint.host).string(endpoint.local);
 }
 
 inline Endpoint take_endpoint(std::span<const char> in) {
+  ByteReader reader(in, "a Pipe's endpoint");
   Endpoint endpoint;
-  endpoint.port = take<std::uint16_t>(in);
-  auto names = split_batch(in);
-  if (names.size() == 2) {
-    endpoint.host.assign(names[0].begin(), names[0].end());
-    endpoint.local.assign(names[1].begin(), names[1].end());
-  }
+  endpoint.port = reader.value<std::uint16_t>();
+  endpoint.host = reader.string();
+  endpoint.local = reader.string();
+  reader.expect_end();
   return endpoint;
 }
 
@@ -129,8 +129,7 @@ inline std::optional<Bytes> receive_frame(int fd) {
 
 // Fills in the u32 size that `body` starts with room for.
 inline void seal_frame(Bytes& body) {
-  auto size = static_cast<std::uint32_t>(body.size() - sizeof(std::uint32_t));
-  std::memcpy(body.data(), &size, sizeof size);
+  ByteWriter(body).value_at(0, static_cast<std::uint32_t>(body.size() - sizeof(std::uint32_t)));
 }
 
 // Sends `body` (which starts with room for its u32 size, filled in here).
@@ -140,7 +139,21 @@ inline bool send_frame(int fd, Bytes& body) {
 }
 
 // A frame's start: room for its size.
-inline Bytes frame() { return Bytes(sizeof(std::uint32_t)); }
+inline Bytes frame() {
+  Bytes start;
+  ByteWriter(start).room_for<std::uint32_t>();
+  return start;
+}
+
+// The next whole frame at the front of `unread` (a stream's bytes), taken off it; nothing while
+// some of it has not arrived.
+inline std::optional<std::span<const char>> take_frame(std::span<const char>& unread) {
+  auto size = peek_value<std::uint32_t>(unread);
+  if (!size || unread.size() - sizeof *size < *size) return std::nullopt;
+  auto frame = unread.subspan(sizeof *size, *size);
+  unread = unread.subspan(sizeof *size + *size);
+  return frame;
+}
 
 // One whole frame holding `body`.
 inline Bytes framed(std::span<const char> body) {

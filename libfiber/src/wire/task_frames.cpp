@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "wire/codec.hpp"
+#include "wire/item_record.hpp"
+
 namespace fiber::detail::task_frames {
 namespace {
 
@@ -15,14 +18,6 @@ constexpr std::size_t kOneWriteBytes = 4096;
 // How long a side sleeps between looks at a ring whose peer is slow; the peer's write wakes it
 // sooner.
 constexpr auto kIdleWait = 1s;
-
-template <class T>
-std::optional<T> peek(std::span<const char> bytes) {
-  if (bytes.size() < sizeof(T)) return std::nullopt;
-  T value;
-  std::memcpy(&value, bytes.data(), sizeof value);
-  return value;
-}
 
 }  // namespace
 
@@ -42,7 +37,7 @@ bool write_chunk(task_ring::Ring& down, std::span<const char> body, std::chrono:
 std::optional<std::span<const char>> ChunkReader::next(std::chrono::nanoseconds spin) {
   for (;;) {
     auto unread = std::span<const char>(input_).subspan(consumed_);
-    auto size = peek<std::uint64_t>(unread);
+    auto size = peek_value<std::uint64_t>(unread);
     if (size && unread.size() - kFrameOverhead >= *size) {
       consumed_ += kFrameOverhead + *size;
       return unread.subspan(kFrameOverhead, *size);
@@ -66,7 +61,7 @@ std::optional<std::span<const char>> ChunkReader::next(std::chrono::nanoseconds 
 }
 
 void append_run_time(Bytes& answer, std::chrono::nanoseconds ran) {
-  append_raw(answer, static_cast<std::int64_t>(ran.count()));
+  ByteWriter(answer).value(static_cast<std::int64_t>(ran.count()));
 }
 
 void write_answer(task_ring::Ring& up, std::span<const char> answer) {
@@ -98,7 +93,7 @@ std::span<const char> AnswerReader::unread() const {
 
 std::optional<std::span<const char>> AnswerReader::next_record() {
   auto unread = this->unread();
-  auto status = peek<ItemStatus>(unread);
+  auto status = peek_value<ItemStatus>(unread);
   if (!status || unread.size() - sizeof(ItemStatus) < status->size) return std::nullopt;
   std::size_t record = sizeof(ItemStatus) + status->size;
   consumed_ += record;
@@ -106,7 +101,7 @@ std::optional<std::span<const char>> AnswerReader::next_record() {
 }
 
 std::optional<std::chrono::nanoseconds> AnswerReader::next_run_time() {
-  auto ran_ns = peek<std::int64_t>(unread());
+  auto ran_ns = peek_value<std::int64_t>(unread());
   if (!ran_ns) return std::nullopt;
   consumed_ += sizeof *ran_ns;
   return std::chrono::nanoseconds(*ran_ns);

@@ -1,10 +1,11 @@
 // What travels between a worker and its task process, on the two rings of shared memory between
 // them (task_ring.hpp). The one place that knows the format.
 //
-// Down (worker -> task process): chunk frames, each a u64 size and then a run body
-// (protocol.hpp, RunHeader). Several may wait in the ring.
+// Down (worker -> task process): chunk frames, each a u64 size and then a run entry
+// (run_entry.hpp); a frame is laid out as an entry of a list (entry_list.hpp). Several may wait
+// in the ring.
 // Up (task process -> worker): for each chunk, in the order sent, one item record per item
-// ([ItemStatus][bytes], as ItemRunner writes them and as a result message carries them), then
+// (item_record.hpp, as ItemRunner writes them and as a result entry carries them), then
 // the chunk's run time (i64 nanoseconds): the worker cannot time a chunk that waited in the ring.
 #pragma once
 
@@ -17,7 +18,7 @@
 
 #include "fiber/serialization.hpp"
 #include "shm/task_ring.hpp"
-#include "wire/protocol.hpp"
+#include "wire/protocol_error.hpp"
 
 namespace fiber::detail::task_frames {
 

@@ -1,6 +1,5 @@
-// Running the items of a chunk, wherever it runs (in the worker process or in its task process):
-// parsing a run message's body, and writing each item's outcome as a record
-// [ItemStatus][bytes] (the result bytes, or the error: u32 size + type, u32 size + message).
+// Running the items of a chunk, wherever it runs (in the worker process or in its task process),
+// and writing each item's outcome as an item record (wire/item_record.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,25 +9,9 @@
 
 #include "fiber/serialization.hpp"
 #include "fiber/task.hpp"
-#include "wire/protocol.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
-
-// A run message's body, read in place.
-class RunBody {
- public:
-  explicit RunBody(std::span<const char> body);
-  const RunHeader& header() const { return header_; }
-  std::string_view task() const { return task_; }
-  std::uint32_t count() const { return header_.count; }
-  std::span<const char> item(std::uint32_t index) const;
-
- private:
-  RunHeader header_;
-  std::string_view task_;
-  std::span<const char> offsets_;
-  std::span<const char> items_;
-};
 
 // Runs items, remembering the last task looked up (chunks of one task follow each other).
 class ItemRunner {

@@ -3,11 +3,10 @@
 #include <boost/mpi/exception.hpp>
 
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "log.hpp"
-#include "wire/protocol.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -16,32 +15,7 @@ namespace {
 constexpr auto kFinishWait = std::chrono::seconds(1);
 constexpr auto kFinishPoll = std::chrono::milliseconds(1);
 
-// A relay message: `route`, then `entry`.
-Bytes routed(std::span<const RelayHop> route, std::span<const char> entry) {
-  const auto count = static_cast<std::uint32_t>(route.size());
-  Bytes message(sizeof count + route.size_bytes() + entry.size());
-  std::memcpy(message.data(), &count, sizeof count);
-  if (!route.empty()) std::memcpy(message.data() + sizeof count, route.data(), route.size_bytes());
-  std::memcpy(message.data() + sizeof count + route.size_bytes(), entry.data(), entry.size());
-  return message;
-}
-
 }  // namespace
-
-Routed read_routed(std::span<const char> message) {
-  BodyReader reader(message);
-  auto count = reader.raw<std::uint32_t>();
-  auto hops = reader.take(count * sizeof(RelayHop));  // throws if the message is shorter
-  Routed routed{std::vector<RelayHop>(count), {}};
-  if (count > 0) std::memcpy(routed.route.data(), hops.data(), hops.size());
-  for (std::size_t i = 0; i < count; i += 1 + routed.route[i].descendants) {
-    if (routed.route[i].descendants >= count - i) {
-      throw ProtocolError("fiber: a relay's route does not add up");
-    }
-  }
-  routed.entry = message.subspan(reader.position());
-  return routed;
-}
 
 RelayLink::RelayLink()
     : spawn_(MPI_COMM_WORLD, boost::mpi::comm_attach), alone_(spawn_.size() < 2) {
@@ -62,10 +36,12 @@ void RelayLink::forward(std::span<const RelayHop> route, std::span<const char> e
     auto onward = route.subspan(i + 1, route[i].descendants);
     std::shared_ptr<const Bytes> message;
     if (onward.empty()) {
-      if (!to_siblings) to_siblings = std::make_shared<const Bytes>(routed(onward, entry));
+      if (!to_siblings)
+        to_siblings = std::make_shared<const Bytes>(encode_message(Relay{{}, entry}));
       message = to_siblings;
     } else {
-      message = std::make_shared<const Bytes>(routed(onward, entry));
+      message = std::make_shared<const Bytes>(
+          encode_message(Relay{{onward.begin(), onward.end()}, entry}));
     }
     std::int32_t rank = route[i].rank;
     try {

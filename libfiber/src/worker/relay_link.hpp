@@ -17,17 +17,9 @@
 #include <vector>
 
 #include "fiber/serialization.hpp"
-#include "wire/protocol.hpp"
+#include "wire/messages.hpp"
 
 namespace fiber::detail {
-
-// A relay message's parts (protocol.hpp, MessageKind::relay): the route, then the entry.
-struct Routed {
-  std::vector<RelayHop> route;
-  std::span<const char> entry;
-};
-// Reads a relay message; ProtocolError if its route is cut short or does not add up.
-Routed read_routed(std::span<const char> message);
 
 class RelayLink {
  public:
@@ -36,8 +28,8 @@ class RelayLink {
   // Sends `entry` along `route`: to each of its first hops, with the hops that one forwards
   // itself (its siblings share one message); the sends complete in the background (take()).
   void forward(std::span<const RelayHop> route, std::span<const char> entry);
-  // Completes what it can of the forwards, and returns a relay message (read_routed) a relay
-  // forwarded here, if one arrived.
+  // Completes what it can of the forwards, and returns a relay message (decode_message<Relay>) a
+  // relay forwarded here, if one arrived.
   std::optional<Bytes> take();
   // At the end: discards what relays still forwarded here, and waits for this worker's own
   // forwards to be taken, at most kFinishWait (a sibling might have left first).

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "worker/item_runner.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 

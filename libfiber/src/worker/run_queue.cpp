@@ -1,11 +1,9 @@
 #include "worker/run_queue.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
-#include "wire/protocol.hpp"
-#include "worker/item_runner.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 
@@ -42,12 +40,7 @@ std::deque<Bytes> RunQueue::take_all() { return std::exchange(queue_, {}); }
 bool RunQueue::fill_relayed(std::span<const char> entry) {
   std::uint64_t relayed_chunk = RunBody(entry).header().chunk_id;
   return fill_stand_in(
-      [&](const RunBody& stand_in) {
-        std::uint64_t awaited;
-        std::memcpy(&awaited, stand_in.item(0).data(), sizeof awaited);
-        return awaited == relayed_chunk;
-      },
-      entry);
+      [&](const RunBody& stand_in) { return stand_in.relay_chunk() == relayed_chunk; }, entry);
 }
 
 template <class Matches>
@@ -57,12 +50,7 @@ bool RunQueue::fill_stand_in(const Matches& matches, std::span<const char> entry
     if (!(stand_in.header().flags & kRunFromRelay) || !matches(stand_in)) continue;
     RunHeader header = stand_in.header();
     header.flags &= ~kRunFromRelay;
-    Bytes filled(entry.begin(), entry.end());
-    RunHeader arrived = RunBody(filled).header();
-    header.name_size = arrived.name_size;
-    header.count = arrived.count;
-    std::memcpy(filled.data(), &header, sizeof header);
-    queued = std::move(filled);
+    queued = with_header(entry, header);
     return true;
   }
   return false;

@@ -13,15 +13,14 @@
 #include "run_identity.hpp"
 #include "this_process.hpp"
 #include "trace/hop_trace.hpp"
+#include "wire/messages.hpp"
+#include "wire/result_entry.hpp"
 #include "worker/worker.hpp"
 
 namespace fiber::detail {
 
 void Supervisor::serve() {
-  Bytes hello;
-  append_raw(hello, static_cast<std::int64_t>(getpid()));
-  append_string(hello, this_process().host);
-  channel_.send(MessageKind::hello, {hello});
+  channel_.send(Hello{getpid(), this_process().host});
   channel_.post_receive(request_.get());
   while (!stopping_) {
     if (channel_.failure()) lost_master();
@@ -88,14 +87,13 @@ bool Supervisor::take_messages() {
     switch (message->kind) {
       case MessageKind::shutdown:
         // Whether the master disconnects this worker's spawn (not if a sibling was lost).
-        disconnect_ = message->body.size() < sizeof(std::uint32_t) ||
-                      BodyReader(message->body).raw<std::uint32_t>() != 0;
+        disconnect_ = decode_message<Shutdown>(message->body).disconnect;
         stopping_ = true;
         return true;
       case MessageKind::welcome: {
-        BodyReader welcome(message->body);
-        this_process().id = welcome.raw<std::int32_t>();
-        set_run_identity(welcome.string());
+        auto welcome = decode_message<Welcome>(message->body);
+        this_process().id = welcome.id;
+        set_run_identity(welcome.run_identity);
         parked_ = false;
         break;
       }
@@ -116,18 +114,17 @@ bool Supervisor::take_messages() {
         park();
         break;
       case MessageKind::lane_open: {
-        BodyReader open(message->body);
-        lane_asked_ = open.raw<std::uint64_t>();
-        lane_heartbeat_ = std::chrono::milliseconds(open.raw<std::uint32_t>());
+        auto open = decode_message<LaneOpen>(message->body);
+        lane_asked_ = open.lane;
+        lane_heartbeat_ = std::chrono::milliseconds(open.heartbeat_ms);
         break;
       }
       case MessageKind::lane_kill:
         kill_lent_process(message->body);
         break;
       case MessageKind::replay: {
-        BodyReader replay(message->body);
-        auto lane = replay.raw<std::uint64_t>();
-        replays_.remember(std::span<const char>(message->body).subspan(replay.position()), lane);
+        auto replay = decode_message<Replay>(message->body);
+        replays_.remember(replay.entry, replay.lane);
         break;
       }
       default:
@@ -141,7 +138,7 @@ bool Supervisor::take_messages() {
 }
 
 void Supervisor::relay(std::span<const char> body) {
-  Routed routed = read_routed(body);
+  Relay routed = decode_message<Relay>(body);
   relay_.forward(routed.route, routed.entry);
   queue_.add(routed.entry);
 }
@@ -150,7 +147,7 @@ bool Supervisor::take_relayed() {
   bool any = false;
   while (auto message = relay_.take()) {
     any = true;
-    Routed routed = read_routed(*message);
+    Relay routed = decode_message<Relay>(*message);
     relay_.forward(routed.route, routed.entry);
     // (Here before its stand-in, which the master sent on another channel: kept for it.)
     queue_.add_relayed(routed.entry);
@@ -166,8 +163,8 @@ void Supervisor::drop_all() {
     lent_.reset();
   }
   for (const auto& entry : queue_.take_all()) {
-    send_result(std::make_shared<Bytes>(result_header(RunBody(entry).header().chunk_id, 0,
-                                                      ChunkStatus::cancelled, Clock::duration())));
+    send_result(std::make_shared<Bytes>(
+        itemless_result(RunBody(entry).header().chunk_id, ChunkStatus::cancelled)));
   }
   if (chunks_.empty()) return;
   process_.kill();

@@ -26,7 +26,9 @@
 #include "mpi/intercomm.hpp"
 #include "mpi/request.hpp"
 #include "shm/lane_doorbell.hpp"
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/run_entry.hpp"
 #include "wire/task_frames.hpp"
 #include "worker/busy_heartbeat.hpp"
 #include "worker/item_runner.hpp"
@@ -114,9 +116,9 @@ class Supervisor {
   // a task process is started if none runs (replaying what the master did not write into this
   // lane; answered next time), then its memory is lent. True if anything happened.
   bool open_lane();
-  // Answers the master's lane_open with why the task process cannot be lent (`answer` holds the
-  // lane); its chunks keep coming through this worker.
-  bool refuse_lane(Bytes& answer, std::string_view why);
+  // Answers the master's lane_open for `lane` with why the task process cannot be lent; its
+  // chunks keep coming through this worker.
+  bool refuse_lane(std::uint64_t lane, std::string_view why);
   // The task process is the master's to feed: this worker sleeps until it dies, the master rings
   // or a nap passes (LentWatch), reports a death, and heartbeats when due.
   void watch_lent_process(bool mpi_busy);

@@ -3,11 +3,11 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <utility>
 
 #include "trace/hop_trace.hpp"
+#include "wire/result_entry.hpp"
 #include "worker/supervisor.hpp"
 
 namespace fiber::detail {
@@ -107,7 +107,7 @@ void Supervisor::run_here(const RunBody& run) {
   hop_trace::mark(hop_trace::Point::worker_forwarded, chunk_id);
   hop_trace::mark(hop_trace::Point::task_started, chunk_id);
   auto started = Clock::now();
-  auto result = std::make_shared<Bytes>(sizeof(ResultHeader));
+  auto result = std::make_shared<Bytes>(begin_result_entry());
   if (!busy_heartbeat_) {
     busy_heartbeat_.emplace([this] {
       channel_.send(MessageKind::heartbeat);
@@ -121,16 +121,14 @@ void Supervisor::run_here(const RunBody& run) {
   }
   hop_trace::mark(hop_trace::Point::task_ended, chunk_id);
   hop_trace::mark(hop_trace::Point::worker_answered, chunk_id);
-  auto head = result_header(chunk_id, run.count(), ChunkStatus::complete, Clock::now() - started);
-  std::memcpy(result->data(), head.data(), head.size());
+  finish_result_entry(
+      *result, result_header(chunk_id, run.count(), ChunkStatus::complete, Clock::now() - started));
   send_result(result);
 }
 
 void Supervisor::send_result(const std::shared_ptr<Bytes>& result) {
   if (result->size() > kBatchedEntryBytes) {
-    std::uint64_t size = result->size();
-    channel_.send(MessageKind::result,
-                  {std::span(reinterpret_cast<const char*>(&size), sizeof size), *result}, result);
+    channel_.send(MessageKind::result, {entry_size_prefix(result->size()), *result}, result);
   } else {
     if (results_.empty()) first_batched_ = Clock::now();
     results_.add({*result});

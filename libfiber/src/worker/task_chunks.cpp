@@ -1,7 +1,6 @@
 #include "worker/task_chunks.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -9,17 +8,8 @@
 
 namespace fiber::detail {
 
-Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus status,
-                    std::chrono::steady_clock::duration elapsed, std::uint32_t failed_item) {
-  Bytes head;
-  auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
-  append_raw(head, ResultHeader{chunk_id, count, status, static_cast<std::uint64_t>(nanoseconds),
-                                failed_item, 0});
-  return head;
-}
-
 void TaskChunks::add(const RunHeader& header, bool silent, Clock::time_point now) {
-  chunks_.push_back(Sent{header, silent, Bytes(sizeof(ResultHeader)), 0, now});
+  chunks_.push_back(Sent{header, silent, begin_result_entry(), 0, now});
 }
 
 void TaskChunks::take(task_frames::AnswerReader& answers, Clock::time_point now) {
@@ -84,8 +74,7 @@ void TaskChunks::abandon_rest() { end_all(ChunkStatus::not_run); }
 void TaskChunks::end_all(ChunkStatus status) {
   for (const auto& chunk : chunks_) {
     if (!chunk.silent) {
-      finished_(std::make_shared<Bytes>(
-          result_header(chunk.header.chunk_id, 0, status, Clock::duration())));
+      finished_(std::make_shared<Bytes>(itemless_result(chunk.header.chunk_id, status)));
     }
   }
   chunks_.clear();
@@ -96,14 +85,11 @@ void TaskChunks::finish_front(ChunkStatus status, const std::string& reason,
   Sent& chunk = chunks_.front();
   if (!chunk.silent) {
     auto result = std::make_shared<Bytes>(std::move(chunk.result));
-    std::uint32_t failed = 0;
-    if (status == ChunkStatus::crashed || status == ChunkStatus::timed_out) {
-      append_string(*result, reason);
-      failed = std::clamp(failed_item, chunk.done, chunk.header.count - 1);
-    }
-    auto head = result_header(chunk.header.chunk_id, chunk.done, status, ran, failed);
+    std::uint32_t failed =
+        has_reason(status) ? std::clamp(failed_item, chunk.done, chunk.header.count - 1) : 0;
     hop_trace::mark(hop_trace::Point::worker_answered, chunk.header.chunk_id);
-    std::memcpy(result->data(), head.data(), head.size());
+    finish_result_entry(
+        *result, result_header(chunk.header.chunk_id, chunk.done, status, ran, failed), reason);
     finished_(std::move(result));
   }
   chunks_.pop_front();

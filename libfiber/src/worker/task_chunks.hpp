@@ -1,8 +1,8 @@
 // The chunks sent to a task process, in its order, and what its answers make of them: for each
-// chunk one result entry (ResultHeader, the item records, and for a crash or a timeout the
-// reason), as a result message carries it. A chunk ends exactly once: complete, crashed (the item
-// the progress page names), timed out, not run (behind a crash) or cancelled. The worker keeps
-// one for the task process it writes to; the master keeps one for each lane (dispatch/lane.hpp).
+// chunk one result entry (wire/result_entry.hpp), as a result message carries it. A chunk ends
+// exactly once: complete, crashed (the item the progress page names), timed out, not run (behind a
+// crash) or cancelled. The worker keeps one for the task process it writes to; the master keeps one
+// for each lane (dispatch/lane.hpp).
 #pragma once
 
 #include <chrono>
@@ -15,7 +15,8 @@
 
 #include "fiber/serialization.hpp"
 #include "shm/task_memory.hpp"
-#include "wire/protocol.hpp"
+#include "wire/result_entry.hpp"
+#include "wire/run_entry.hpp"
 #include "wire/task_frames.hpp"
 
 namespace fiber::detail {
@@ -55,7 +56,7 @@ class TaskChunks {
   struct Sent {
     RunHeader header;
     bool silent;
-    Bytes result;  // ResultHeader room, then the item records
+    Bytes result;  // begun (begin_result_entry), then the item records
     std::uint32_t done = 0;
     Clock::time_point sent;
   };
@@ -72,9 +73,5 @@ class TaskChunks {
   std::deque<Sent> chunks_;
   Clock::time_point last_record_ = Clock::now();
 };
-
-// A result entry's ResultHeader, as bytes.
-Bytes result_header(std::uint64_t chunk_id, std::uint32_t count, ChunkStatus status,
-                    std::chrono::steady_clock::duration elapsed, std::uint32_t failed_item = 0);
 
 }  // namespace fiber::detail

@@ -10,7 +10,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +21,8 @@
 #include "posix/unique_fd.hpp"
 #include "shm/lane_doorbell.hpp"
 #include "support/run_bodies.hpp"
+#include "wire/entry_list.hpp"
+#include "wire/result_entry.hpp"
 #include "worker/task_process.hpp"
 
 namespace {
@@ -65,18 +66,13 @@ struct Result {
 };
 
 Result read_result(const Bytes& entry) {
-  Result result;
-  std::memcpy(&result.header, entry.data(), sizeof result.header);
-  fiber::detail::BodyReader reader(std::span<const char>(entry).subspan(sizeof(ResultHeader)));
+  fiber::detail::ResultEntryReader reader(entry);
+  Result result{reader.header(), {}, {}};
   for (std::uint32_t i = 0; i < result.header.count; ++i) {
-    auto status = reader.raw<fiber::detail::ItemStatus>();
-    auto bytes = reader.take(status.size);
-    result.items.push_back({status.ok != 0, Bytes(bytes.begin(), bytes.end())});
+    auto record = reader.next_item();
+    result.items.push_back({record.ok, Bytes(record.bytes.begin(), record.bytes.end())});
   }
-  auto status = result.header.status;
-  if (status == ChunkStatus::crashed || status == ChunkStatus::timed_out) {
-    result.reason = reader.string();
-  }
+  if (fiber::detail::has_reason(result.header.status)) result.reason = reader.reason();
   return result;
 }
 

@@ -5,28 +5,31 @@
 #include <string>
 
 #include "fiber/errors.hpp"
+#include "wire/codec.hpp"
+#include "wire/item_record.hpp"
+#include "wire/result_entry.hpp"
 
 namespace fiber::detail {
 namespace {
 
-void append_item(Bytes& out, bool ok, const Bytes& bytes) {
-  append_raw(out, ItemStatus{bytes.size(), ok ? 1u : 0u});
-  out.insert(out.end(), bytes.begin(), bytes.end());
-}
-
-Bytes error_bytes(const std::string& type, const std::string& message) {
-  Bytes bytes;
-  append_string(bytes, type);
-  append_string(bytes, message);
-  return bytes;
+// A crashed chunk's entry, `offset` bytes into its message: a result, a failed item, a reason.
+Bytes crashed_message(std::size_t offset) {
+  Bytes entry = begin_result_entry();
+  ItemRecordWriter ok(entry);
+  ByteWriter(entry).raw(Bytes{'a', 'b', 'c'});
+  ok.finish();
+  ItemRecordWriter failed(entry);
+  failed.fail("std::runtime_error", "bad seed");
+  failed.finish();
+  finish_result_entry(entry, ResultHeader{42, 2, ChunkStatus::crashed, 1000, 3, 0},
+                      "killed by signal 11");
+  Bytes message(offset, 'x');
+  message.insert(message.end(), entry.begin(), entry.end());
+  return message;
 }
 
 TEST(ResultReader, ItemsPointIntoTheMessageAndFailuresBecomeTaskErrors) {
-  Bytes message(8, 'x');  // the entry lies 8 bytes into its message
-  append_raw(message, ResultHeader{42, 2, ChunkStatus::crashed, 1000, 3, 0});
-  append_item(message, true, Bytes{'a', 'b', 'c'});
-  append_item(message, false, error_bytes("std::runtime_error", "bad seed"));
-  append_string(message, "killed by signal 11");
+  Bytes message = crashed_message(8);  // the entry lies 8 bytes into its message
   std::span<const char> entry = std::span<const char>(message).subspan(8);
 
   ResultReader reader(entry, 8);
@@ -52,10 +55,9 @@ TEST(ResultReader, ItemsPointIntoTheMessageAndFailuresBecomeTaskErrors) {
 }
 
 TEST(ResultReader, AnEntryCutShortIsAProtocolError) {
-  Bytes message;
-  append_raw(message, ResultHeader{1, 1, ChunkStatus::complete, 0, 0, 0});
-  append_raw(message, ItemStatus{100, 1});  // 100 bytes announced, none follow
-  ResultReader reader(message, 0);
+  Bytes message = crashed_message(0);
+  std::size_t in_the_records = sizeof(ResultHeader) + sizeof(ItemStatus) + 1;
+  ResultReader reader(std::span<const char>(message).first(in_the_records), 0);
   std::vector<JobState::ItemResult> results;
   EXPECT_THROW(reader.items("t", WorkerInfo{}, results), ProtocolError);
   EXPECT_THROW(ResultReader(std::span<const char>(message).first(4), 0), ProtocolError);

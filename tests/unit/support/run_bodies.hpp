@@ -1,16 +1,16 @@
-// Run bodies for the tests, encoded as the master encodes them (protocol.hpp, RunHeader), and
-// the item records of a result decoded back.
+// Run entries for the tests, written as the master writes them (wire/run_entry.hpp), and the item
+// records of a result read back (wire/item_record.hpp).
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <span>
-#include <string>
 #include <string_view>
 #include <vector>
 
 #include "fiber/serialization.hpp"
-#include "wire/protocol.hpp"
+#include "wire/codec.hpp"
+#include "wire/item_record.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::unit {
 
@@ -20,29 +20,22 @@ struct RunOptions {
   std::uint32_t timeout_ms = 0;
 };
 
-// A run body of `task` with these items (each an encoded argument tuple).
+// A run entry of `task` with these items (each an encoded argument tuple).
 inline Bytes run_body(std::string_view task, const std::vector<Bytes>& items,
                       RunOptions options = {}) {
-  detail::RunHeader header{options.chunk_id, static_cast<std::uint32_t>(task.size()),
-                           static_cast<std::uint32_t>(items.size()), options.flags,
-                           options.timeout_ms};
+  detail::RunHeader header{options.chunk_id, 0, 0, options.flags, options.timeout_ms};
   std::vector<std::uint64_t> offsets{0};
-  for (const auto& item : items) offsets.push_back(offsets.back() + item.size());
-  // Sized first and filled in place (growing it part by part trips gcc 12's -Warray-bounds).
-  Bytes body(sizeof header + task.size() + offsets.size() * sizeof(std::uint64_t) + offsets.back());
-  char* at = body.data();
-  auto put = [&at](const void* data, std::size_t size) {
-    std::memcpy(at, data, size);
-    at += size;
-  };
-  put(&header, sizeof header);
-  put(task.data(), task.size());
-  put(offsets.data(), offsets.size() * sizeof(std::uint64_t));
-  for (const auto& item : items) put(item.data(), item.size());
+  Bytes joined;
+  for (const auto& item : items) {
+    detail::ByteWriter(joined).raw(item);
+    offsets.push_back(joined.size());
+  }
+  Bytes body;
+  detail::RunEntryParts{header, task, offsets, joined}.append_to(body);
   return body;
 }
 
-// One item's outcome, as read back from its record ([ItemStatus][bytes]).
+// One item's outcome, as read back from its record.
 struct ItemOutcome {
   bool ok;
   Bytes bytes;  // the result, or the error (type and message)
@@ -51,27 +44,17 @@ struct ItemOutcome {
 // Reads `count` records, back to back, into outcomes.
 inline std::vector<ItemOutcome> read_records(std::span<const char> records, std::size_t count) {
   std::vector<ItemOutcome> outcomes;
-  detail::BodyReader reader(records);
+  detail::ByteReader reader(records, "the test's item records");
   for (std::size_t i = 0; i < count; ++i) {
-    auto status = reader.raw<detail::ItemStatus>();
-    auto bytes = reader.take(status.size);
-    outcomes.push_back({status.ok != 0, Bytes(bytes.begin(), bytes.end())});
+    auto record = detail::read_item_record(reader);
+    outcomes.push_back({record.ok, Bytes(record.bytes.begin(), record.bytes.end())});
   }
   return outcomes;
 }
 
 // A failed item's error: its type and message.
-struct ItemError {
-  std::string type;
-  std::string message;
-};
-
-inline ItemError read_error(const ItemOutcome& outcome) {
-  detail::BodyReader reader(outcome.bytes);
-  ItemError error;
-  error.type = reader.string();
-  error.message = reader.string();
-  return error;
+inline detail::ItemError read_error(const ItemOutcome& outcome) {
+  return detail::ItemError::decode(outcome.bytes);
 }
 
 }  // namespace fiber::unit

@@ -5,17 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "support/ring_memory.hpp"
+#include "wire/codec.hpp"
+#include "wire/item_record.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using fiber::Bytes;
+using fiber::detail::ByteWriter;
 using fiber::detail::ItemStatus;
 using fiber::detail::task_frames::AnswerReader;
 using fiber::detail::task_frames::ChunkReader;
@@ -31,12 +33,10 @@ bool never_wait() { return false; }
 
 Bytes bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
 
+// A record of these bytes (the frames do not look into them).
 Bytes item_record(const std::string& result, bool ok = true) {
-  ItemStatus status{result.size(), ok ? 1u : 0u};
-  // Sized first and filled in place (growing it part by part trips gcc 12's -Warray-bounds).
-  Bytes record(sizeof status + result.size());
-  std::memcpy(record.data(), &status, sizeof status);
-  std::memcpy(record.data() + sizeof status, result.data(), result.size());
+  Bytes record;
+  ByteWriter(record).value(ItemStatus{result.size(), ok ? 1u : 0u}).raw(result);
   return record;
 }
 
@@ -72,7 +72,7 @@ TEST(TaskFramesDown, ChunkFramesRoundTripThenEndAtEndOfFile) {
 TEST(TaskFramesDown, AFrameCutShortSaysWhere) {
   SharedRing down(kRingBytes);
   Bytes frame;
-  fiber::detail::append_raw(frame, std::uint64_t{10});
+  ByteWriter(frame).value(std::uint64_t{10});
   frame.insert(frame.end(), {'a', 'b', 'c'});
   write_raw(down.ring, frame);
   down.ring.close();

@@ -1,5 +1,5 @@
-// RunBody and ItemRunner (item_runner.hpp): a run body read in place, and each item's outcome as
-// a record: a result, a task's exception with its type and message, an unknown task's error.
+// ItemRunner (item_runner.hpp): each item's outcome as a record: a result, a task's exception
+// with its type and message, an unknown task's error.
 #include "worker/item_runner.hpp"
 
 #include <gtest/gtest.h>
@@ -34,30 +34,6 @@ std::vector<fiber::unit::ItemOutcome> run_all(const Bytes& body) {
   Bytes records;
   for (std::uint32_t i = 0; i < run.count(); ++i) runner.run(run, i, records);
   return fiber::unit::read_records(records, run.count());
-}
-
-TEST(RunBody, ReadsTheHeaderTaskAndItemsInPlace) {
-  Bytes body = fiber::unit::run_body("greet", {argument("a"), Bytes(), argument("bcd")},
-                                     {.chunk_id = 9, .flags = 0, .timeout_ms = 250});
-  RunBody run(body);
-  EXPECT_EQ(run.header().chunk_id, 9u);
-  EXPECT_EQ(run.header().timeout_ms, 250u);
-  EXPECT_EQ(run.header().flags, 0u);
-  EXPECT_EQ(run.task(), "greet");
-  ASSERT_EQ(run.count(), 3u);
-  EXPECT_EQ(Bytes(run.item(0).begin(), run.item(0).end()), argument("a"));
-  EXPECT_TRUE(run.item(1).empty());
-  EXPECT_EQ(Bytes(run.item(2).begin(), run.item(2).end()), argument("bcd"));
-  EXPECT_EQ(run.item(2).data() + run.item(2).size(), body.data() + body.size());
-}
-
-TEST(RunBody, ACutShortBodyThrows) {
-  Bytes body = fiber::unit::run_body("greet", {argument("a")});
-  std::size_t offsets_end = sizeof(fiber::detail::RunHeader) + 5 + 2 * sizeof(std::uint64_t);
-  for (std::size_t size : {std::size_t{0}, sizeof(fiber::detail::RunHeader) + 2, offsets_end - 1}) {
-    EXPECT_THROW(RunBody(std::span<const char>(body).first(size)), fiber::detail::ProtocolError)
-        << "size " << size;
-  }
 }
 
 TEST(ItemRunner, ARegisteredTaskRunsEachItem) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "support/run_bodies.hpp"
-#include "worker/item_runner.hpp"
+#include "wire/run_entry.hpp"
 
 namespace {
 

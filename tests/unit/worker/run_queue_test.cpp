@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "support/run_bodies.hpp"
-#include "wire/protocol.hpp"
-#include "worker/item_runner.hpp"
+#include "wire/run_entry.hpp"
 
 namespace fiber::detail {
 namespace {

@@ -1,7 +1,7 @@
-// The protocol's list bodies and readers (protocol.hpp): entries round trip through
-// for_each_entry, a Batch keeps its entries in order and is full at kBatchBytes, and cut-short
-// bytes throw ProtocolError.
-#include "wire/protocol.hpp"
+// The list bodies of run and result messages (entry_list.hpp): entries round trip through
+// for_each_entry, a Batch keeps its entries in order and is full at kBatchBytes, and a list cut
+// short throws ProtocolError.
+#include "wire/entry_list.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,26 +9,14 @@
 #include <string>
 #include <vector>
 
+namespace fiber::detail {
 namespace {
-
-using fiber::Bytes;
-using fiber::detail::append_raw;
-using fiber::detail::append_string;
-using fiber::detail::Batch;
-using fiber::detail::BodyReader;
-using fiber::detail::for_each_entry;
-using fiber::detail::kBatchBytes;
-using fiber::detail::MessageKind;
-using fiber::detail::ProtocolError;
 
 constexpr std::size_t kEntryOverhead = sizeof(std::uint64_t);
 
 Bytes list_of(const std::vector<std::string>& entries) {
   Bytes list;
-  for (const auto& entry : entries) {
-    append_raw(list, static_cast<std::uint64_t>(entry.size()));
-    list.insert(list.end(), entry.begin(), entry.end());
-  }
+  for (const auto& entry : entries) append_entry(list, entry);
   return list;
 }
 
@@ -98,30 +86,29 @@ TEST(ProtocolLists, ABatchsEntriesComeBackInOrderEachItsPartsJoined) {
   EXPECT_EQ(entries, (std::vector<std::string>{"hdpayload", "x", ""}));
 }
 
-TEST(BodyReader, ReadsValuesAndStringsInOrder) {
-  Bytes body;
-  append_raw(body, std::int32_t{-7});
-  append_string(body, "run-identity");
-  append_raw(body, std::uint64_t{1} << 40);
-  BodyReader reader(body);
-  EXPECT_EQ(reader.raw<std::int32_t>(), -7);
-  EXPECT_EQ(reader.string(), "run-identity");
-  EXPECT_EQ(reader.raw<std::uint64_t>(), std::uint64_t{1} << 40);
-  EXPECT_EQ(reader.position(), body.size());
-  EXPECT_TRUE(reader.take(0).empty());
+TEST(ProtocolLists, AnEntryIsItsU64SizeThenItsBytes) {
+  Bytes list;
+  append_entry(list, std::string("abc"));
+  Bytes expected = entry_size_prefix(3);
+  EXPECT_EQ(expected.size(), kEntryOverhead);
+  expected.insert(expected.end(), {'a', 'b', 'c'});
+  EXPECT_EQ(list, expected);
 }
 
-TEST(BodyReader, AShortBodyThrows) {
-  Bytes body;
-  append_string(body, "text");
-  body.pop_back();  // the string's last byte
-  BodyReader reader(body);
-  EXPECT_THROW(reader.string(), ProtocolError);
-  BodyReader empty(std::span<const char>{});
-  EXPECT_THROW(empty.raw<std::uint32_t>(), ProtocolError);
-  BodyReader past_end(body);
-  past_end.take(body.size());
-  EXPECT_THROW(past_end.take(1), ProtocolError);
+TEST(ProtocolLists, ABatchTakesARunEntryWholeFromItsParts) {
+  const std::vector<std::uint64_t> offsets{0, 2};
+  const std::string items = "xy";
+  RunEntryParts parts{{5, 0, 0, 0, 0}, "task", offsets, items};
+  Batch batch(MessageKind::run);
+  batch.add(parts);
+  Bytes whole;
+  parts.append_to(whole);
+  std::vector<Bytes> entries;
+  for_each_entry(batch.bytes(), [&](std::span<const char> entry) {
+    entries.emplace_back(entry.begin(), entry.end());
+  });
+  EXPECT_EQ(entries, std::vector<Bytes>{whole});
 }
 
 }  // namespace
+}  // namespace fiber::detail

@@ -1,48 +1,14 @@
-#include "wire/protocol.hpp"
+#include "wire/channel.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 
-#include "fiber/errors.hpp"
 #include "mpi/error.hpp"
 #include "shm/lane_doorbell.hpp"
+#include "wire/protocol_error.hpp"
 
 namespace fiber::detail {
-
-void append_string(Bytes& out, std::string_view text) {
-  append_raw(out, static_cast<std::uint32_t>(text.size()));
-  out.insert(out.end(), text.begin(), text.end());
-}
-
-void Batch::add(std::initializer_list<std::span<const char>> parts) {
-  std::uint64_t size = 0;
-  for (auto part : parts) size += part.size();
-  append_raw(bytes_, size);
-  for (auto part : parts) bytes_.insert(bytes_.end(), part.begin(), part.end());
-}
-
-void Batch::send(Channel& channel) {
-  if (bytes_.empty()) return;
-  // A batch past the eager size is sent in place: it must outlive the send.
-  auto owned = std::make_shared<const Bytes>(std::move(bytes_));
-  bytes_ = Bytes();
-  channel.send(kind_, {*owned}, owned);
-}
-
-std::span<const char> BodyReader::take(std::size_t size) {
-  if (body_.size() - position_ < size)
-    throw ProtocolError("fiber: a protocol message was cut short");
-  auto part = body_.subspan(position_, size);
-  position_ += size;
-  return part;
-}
-
-std::string BodyReader::string() {
-  auto size = raw<std::uint32_t>();
-  auto text = take(size);
-  return std::string(text.begin(), text.end());
-}
 
 Channel::Channel(MPI_Comm comm, int peer)
     : comm_(comm), peer_(peer), eager_(sizeof(MessageHeader) + kEagerBytes) {}
