@@ -158,12 +158,22 @@ class Pool:
     def terminate(self):
         if self._state != _TERMINATE:
             self._state = _TERMINATE
-            self._pool.terminate()
+            if self._pool is not None:
+                self._pool.terminate()
+                self._release()
 
     def join(self):
         if self._state == _RUN:
             raise ValueError("Pool is still running")
-        self._pool.join()
+        if self._pool is not None:
+            self._pool.join()
+            self._release()
+
+    def _release(self):
+        # The C++ pool holds its workers until it is destroyed: without it they go back to the
+        # runtime, parked, and the next Pool takes them instead of spawning (as multiprocessing's
+        # workers are gone after terminate or join).
+        self._pool = None
 
     def __enter__(self):
         self._check_running()

@@ -68,3 +68,15 @@ def test_terminate_fails_the_pending_work():
 
 def test_cpu_count_is_this_machines():
     assert fiber.cpu_count() == os.cpu_count()
+
+
+def test_the_next_pool_takes_the_workers_back_after_terminate_or_join():
+    first = fiber.Pool(1)
+    worker = first.apply(os.getppid)  # the task process's parent: the worker
+    first.terminate()
+    second = fiber.Pool(1)
+    assert second.apply(os.getppid) == worker
+    second.close()
+    second.join()
+    with fiber.Pool(1) as third:
+        assert third.apply(os.getppid) == worker
