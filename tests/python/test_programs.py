@@ -5,13 +5,14 @@ import uuid
 
 from conftest import run_program
 
-# Prints how many of its processes run fiber's worker module (workers and their task processes,
-# identified by the marker its environment carries to them), then ends without closing its pool.
+# Prints how many other processes run fiber's worker module (its workers and their task
+# processes, identified by the marker its environment carries to them), then ends without
+# closing its pool.
 UNCLOSED_POOL_PROGRAM = """
 import fiber, os
 pool = fiber.Pool(2)
 print(pool.map(lambda x: x + 1, [1, 2]))
-print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and
+print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and pid != str(os.getpid()) and
           b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
           os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read()))
 """
