@@ -3,14 +3,15 @@
 #include <pybind11/stl.h>
 #include <fiber/pool.hpp>
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "interruptible_wait.hpp"
 #include "python_errors.hpp"
 #include "python_iterator_range.hpp"
 #include "python_task.hpp"
@@ -21,7 +22,6 @@ namespace py = pybind11;
 namespace fiber::python {
 namespace {
 
-using Seconds = std::chrono::duration<double>;
 using Outcomes = AsyncResult<std::vector<std::string>>;
 using OutcomeStream = ResultStream<std::string>;
 
@@ -69,67 +69,92 @@ struct ReleasedOnEnd {
   std::unique_ptr<T> object;
 };
 
-using PythonPool = ReleasedOnEnd<Pool>;
 using PythonStream = ReleasedOnEnd<OutcomeStream>;
+
+// A fiber::Pool that several Python threads may call, as multiprocessing's: a fiber::Pool is used
+// by one thread at a time, so the calls take turns, each without the GIL (a thread waiting for
+// its turn must not hold what the one in its turn may need: the feeder, the callbacks).
+class PythonPool {
+ public:
+  explicit PythonPool(PoolOptions options) {
+    py::gil_scoped_release unlocked;  // spawning workers takes a while
+    pool_.emplace(std::make_unique<Pool>(std::move(options)));
+  }
+
+  template <class Call>
+  auto in_turn(Call call) {
+    py::gil_scoped_release unlocked;
+    std::lock_guard turn(mutex_);
+    return call(*pool_->object);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<ReleasedOnEnd<Pool>> pool_;
+};
 
 std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initializer,
                                       std::optional<int> maxtasksperchild) {
-  PoolOptions options{.processes = processes,
-                      .initializer = fiber::call(&fiber_python_initializer, initializer),
-                      .maxtasksperchild = maxtasksperchild};
-  py::gil_scoped_release unlocked;  // spawning workers takes a while
-  return std::make_unique<PythonPool>(std::make_unique<Pool>(std::move(options)));
+  return std::make_unique<PythonPool>(
+      PoolOptions{.processes = processes,
+                  .initializer = fiber::call(&fiber_python_initializer, initializer),
+                  .maxtasksperchild = maxtasksperchild});
 }
 
 Outcomes map_async(PythonPool& pool, const std::vector<std::string>& calls, std::size_t chunksize,
                    std::optional<py::object> on_done) {
   auto callbacks = calling_back(std::move(on_done));
-  py::gil_scoped_release unlocked;
-  return pool.object->map_async(&fiber_python_call, calls, chunksize, std::move(callbacks));
+  return pool.in_turn([&](Pool& turn) {
+    return turn.map_async(&fiber_python_call, calls, chunksize, std::move(callbacks));
+  });
 }
 
 std::unique_ptr<PythonStream> imap(PythonPool& pool, py::iterator calls, std::size_t chunksize,
                                    bool ordered) {
   PythonIteratorRange range(std::move(calls));
-  py::gil_scoped_release unlocked;  // the feeder thread starts reading at once
-  auto stream = ordered
-                    ? pool.object->imap(&fiber_python_call, std::move(range), chunksize)
-                    : pool.object->imap_unordered(&fiber_python_call, std::move(range), chunksize);
+  auto stream = pool.in_turn([&](Pool& turn) {  // the feeder thread starts reading at once
+    return ordered ? turn.imap(&fiber_python_call, std::move(range), chunksize)
+                   : turn.imap_unordered(&fiber_python_call, std::move(range), chunksize);
+  });
   return std::make_unique<PythonStream>(std::make_unique<OutcomeStream>(std::move(stream)));
 }
 
 py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
+  if (!wait_interruptibly([&](auto slice) { return outcomes.wait(slice); }, timeout)) {
+    throw TimeoutError("fiber: result not ready within the timeout");
+  }
   std::vector<std::string> got;
   {
     py::gil_scoped_release unlocked;
-    got = timeout ? outcomes.get(Seconds(*timeout)) : outcomes.get();
+    got = outcomes.get();  // there: decodes, or throws fiber's error for the call
   }
   return as_bytes_list(got);
 }
 
 bool wait(const Outcomes& outcomes, std::optional<double> timeout) {
-  py::gil_scoped_release unlocked;
-  if (!timeout) {
-    outcomes.wait();
-    return true;
-  }
-  return outcomes.wait(Seconds(*timeout));
+  return wait_interruptibly([&](auto slice) { return outcomes.wait(slice); }, timeout);
 }
 
 py::object next(PythonStream& stream, std::optional<double> timeout) {
   std::optional<std::string> outcome;
-  {
-    py::gil_scoped_release unlocked;
-    outcome = timeout ? stream.object->next(Seconds(*timeout)) : stream.object->next();
-  }
+  bool there = wait_interruptibly(
+      [&](auto slice) {
+        try {
+          outcome = stream.object->next(slice);
+          return true;
+        } catch (const TimeoutError&) {  // nothing within the slice: the stream is unchanged
+          return false;
+        }
+      },
+      timeout);
+  if (!there) throw TimeoutError("fiber: no result within the timeout");
   if (!outcome) return py::none();
   return py::bytes(*outcome);
 }
 
 template <void (Pool::*Method)()>
-void without_gil(PythonPool& pool) {
-  py::gil_scoped_release unlocked;
-  (pool.object.get()->*Method)();
+void in_turn(PythonPool& pool) {
+  pool.in_turn([](Pool& turn) { (turn.*Method)(); });
 }
 
 }  // namespace
@@ -149,9 +174,9 @@ void bind_pool(py::module_& module) {
            py::arg("maxtasksperchild"))
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"))
-      .def("close", &without_gil<&Pool::close>)
-      .def("join", &without_gil<&Pool::join>)
-      .def("terminate", &without_gil<&Pool::terminate>);
+      .def("close", &in_turn<&Pool::close>)
+      .def("join", &in_turn<&Pool::join>)
+      .def("terminate", &in_turn<&Pool::terminate>);
 }
 
 }  // namespace fiber::python

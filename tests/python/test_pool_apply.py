@@ -47,3 +47,17 @@ def test_get_with_a_timeout_raises_a_multiprocessing_timeout_error(pool):
 
 def test_timeout_error_is_multiprocessings():
     assert issubclass(fiber.TimeoutError, multiprocessing.TimeoutError)
+
+
+def test_threads_may_share_a_pool(pool):
+    results = {}
+
+    def submit(offset):
+        results[offset] = pool.map(lambda x: x + offset, range(20))
+
+    threads = [threading.Thread(target=submit, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {offset: [x + offset for x in range(20)] for offset in range(4)}

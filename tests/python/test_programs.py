@@ -1,9 +1,13 @@
 """Whole programs: a master that is `python3 -c`, and the end of a program leaving no process."""
 
 import os
+import signal
+import subprocess
+import sys
+import time
 import uuid
 
-from conftest import run_program
+from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
 
 # Prints how many other processes run fiber's worker module (its workers and their task
 # processes, identified by the marker its environment carries to them), then ends without
@@ -15,6 +19,16 @@ print(pool.map(lambda x: x + 1, [1, 2]))
 print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and pid != str(os.getpid()) and
           b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
           os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read()))
+"""
+
+# Waits for a task far longer than a Ctrl-C may take to end it, after saying so.
+SLEEPING_TASK_SECONDS = 60
+INTERRUPTED_PROGRAM = f"""
+import fiber, time
+pool = fiber.Pool(1)
+pending = pool.apply_async(time.sleep, ({SLEEPING_TASK_SECONDS},))
+print("waiting", flush=True)
+pending.get()
 """
 
 
@@ -47,4 +61,22 @@ def test_a_program_that_ends_without_close_leaves_no_process():
     result, running = program.stdout.splitlines()
     assert result == "[2, 3]"
     assert int(running) >= 2  # its two workers at least, carrying the mark
+    assert processes_marked(mark.encode()) == []
+
+
+def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+    assert program.stdout.readline() == "waiting\n"
+    interrupted = time.monotonic()
+    program.send_signal(signal.SIGINT)
+    _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    assert time.monotonic() - interrupted < SLEEPING_TASK_SECONDS / 2
+    assert "KeyboardInterrupt" in stderr
     assert processes_marked(mark.encode()) == []

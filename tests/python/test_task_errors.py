@@ -31,6 +31,13 @@ def test_map_raises_the_first_failed_item(pool):
         pool.map(lambda x: 1 / x, [1, 0, 2])
 
 
+def test_an_unpicklable_function_is_an_error_at_the_call(pool):
+    lock = threading.Lock()
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pool.apply(lambda: lock)
+    assert pool.apply(abs, (-1,)) == 1
+
+
 def test_an_unpicklable_result_fails_that_item_alone(pool):
     stream = pool.imap(lambda x: threading.Lock() if x == 1 else x, [0, 1, 2])
     assert next(stream) == 0
