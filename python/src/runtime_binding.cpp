@@ -57,7 +57,7 @@ void end_runtime() {
     Runtime worker(static_cast<int>(argv.size()), kept);  // a spawned worker never returns
   }
   std::fprintf(stderr,
-               "fiber: fiber._worker is started by a fiber.Pool of the master, not by hand\n");
+               "fiber: fiber/_worker.py is started by a master's fiber.Pool, not by hand\n");
   std::exit(kNotSpawnedExit);
 }
 
