@@ -1,9 +1,10 @@
 #!/bin/sh
 # Runs an example under fiberrun: it must exit 0 and print exactly its .expected file.
-# usage: run_example.sh FIBERRUN EXAMPLE EXPECTED
-fiberrun=$1 example=$2 expected=$3
-name=$(basename "$example")
-output=$("$fiberrun" -n 1 "$example") || {
+# usage: run_example.sh FIBERRUN EXAMPLE EXPECTED [SCRIPT]
+# (a Python example: EXAMPLE is the interpreter, SCRIPT the example's file)
+fiberrun=$1 example=$2 expected=$3 script=${4:-}
+name=$(basename "${script:-$example}")
+output=$("$fiberrun" -n 1 "$example" ${script:+"$script"}) || {
   echo "run_example.sh: $name exited with status $?"
   exit 1
 }

@@ -26,6 +26,9 @@ packages=(
   python3-h5py python3-matplotlib python3-numpy
   # simulated nodes for tests (unshare), the Python peer in the throughput benchmark
   util-linux python3
+  # the Python package fiber (python/): its extension, functions by value, its tests (pytest and
+  # CPython's own multiprocessing tests)
+  pybind11-dev python3-dev python3-cloudpickle python3-pytest libpython3.11-testsuite
   # a one-machine Slurm cluster for the sbatch tests (slurm/local/)
   slurm-wlm munge
 )

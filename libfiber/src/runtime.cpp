@@ -50,7 +50,9 @@ RuntimeState& runtime_state() {
 bool runtime_live() { return live_state != nullptr; }
 }  // namespace detail
 
-Runtime::Runtime(int argc, char** argv) {
+Runtime::Runtime(int argc, char** argv) : Runtime(argc, argv, RuntimeOptions{}) {}
+
+Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
   if (live_state) throw Error("fiber: a fiber::Runtime already exists in this process");
   detail::apply_launch_defaults();
   int provided = 0;
@@ -92,9 +94,11 @@ Runtime::Runtime(int argc, char** argv) {
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
   detail::unlink_stale_node_arrays();
-  std::vector<std::string> worker_argv(argv + std::min(argc, 1), argv + argc);
-  live_state = new detail::RuntimeState{std::make_unique<detail::Dispatcher>(worker_argv),
-                                        slots_for_workers()};
+  auto worker_argv = options.worker_arguments.value_or(
+      std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+  live_state = new detail::RuntimeState{
+      std::make_unique<detail::Dispatcher>(worker_argv, options.worker_program),
+      slots_for_workers()};
   log::debug("master process {} on {} started; {} slots for workers", detail::this_process().pid,
              detail::this_process().host, live_state->default_pool_size);
 }

@@ -13,16 +13,33 @@
 //
 // In a worker (the same binary, spawned by a pool) the constructor serves tasks until the master's
 // Runtime ends, then exits the process: user code after it never runs there.
+//
+// A master that is not the program its workers should run (a Python interpreter, whose workers
+// run fiber's worker module rather than the user's script) says what they run instead:
+//
+//   fiber::Runtime runtime(argc, argv, {.worker_arguments = {{"-m", "fiber._worker"}}});
 #pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "fiber/errors.hpp"
 #include "fiber/export.hpp"
 
 namespace fiber {
 
+struct RuntimeOptions {
+  // The program spawned workers run, as a path; empty: this program (/proc/self/exe).
+  std::string worker_program{};
+  // Their arguments, without argv[0]; unset: the master's own.
+  std::optional<std::vector<std::string>> worker_arguments{};
+};
+
 class FIBER_EXPORT Runtime {
  public:
   Runtime(int argc, char** argv);
+  Runtime(int argc, char** argv, const RuntimeOptions& options);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

@@ -28,8 +28,8 @@ std::uint64_t failpoint(const char* name) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(std::vector<std::string> worker_argv)
-    : workers_(WorkerSpawner(std::move(worker_argv))),
+Dispatcher::Dispatcher(std::vector<std::string> worker_argv, std::string worker_program)
+    : workers_(WorkerSpawner(std::move(worker_argv), std::move(worker_program))),
       break_after_results_(failpoint("FIBER_FAILPOINT_BREAK_AFTER_RESULTS")) {
   engine_.start();
 }

@@ -25,8 +25,9 @@ namespace fiber::detail {
 
 class Dispatcher final : private ProgressEngine::Work {
  public:
-  // `worker_argv` are the arguments spawned workers get (the master's own, without argv[0]).
-  explicit Dispatcher(std::vector<std::string> worker_argv);
+  // `worker_argv` are the arguments spawned workers get (the master's own, without argv[0]);
+  // `worker_program` what they run (empty: this program).
+  explicit Dispatcher(std::vector<std::string> worker_argv, std::string worker_program = {});
   // Shuts every worker down, then stops the engine's thread.
   ~Dispatcher();
 

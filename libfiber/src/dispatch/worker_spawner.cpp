@@ -52,9 +52,10 @@ std::optional<int> WorkerSpawner::free_slots(int live) {
   return std::max(0, *universe - live);
 }
 
-WorkerSpawner::WorkerSpawner(std::vector<std::string> worker_argv)
+WorkerSpawner::WorkerSpawner(std::vector<std::string> worker_argv, std::string worker_program)
     : worker_argv_(std::move(worker_argv)),
-      executable_(std::filesystem::read_symlink("/proc/self/exe").string()) {}
+      executable_(worker_program.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
+                                         : std::move(worker_program)) {}
 
 std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count, int live) {
   check_free_slots(first_id, count, live);

@@ -18,8 +18,9 @@ namespace fiber::detail {
 
 class WorkerSpawner {
  public:
-  // `worker_argv`: the arguments workers get (the master's own, without argv[0]).
-  explicit WorkerSpawner(std::vector<std::string> worker_argv);
+  // `worker_argv`: the arguments workers get (the master's own, without argv[0]);
+  // `worker_program`: what they run (empty: this program).
+  explicit WorkerSpawner(std::vector<std::string> worker_argv, std::string worker_program = {});
 
   struct Spawned {
     std::unique_ptr<Worker> worker;

@@ -1,0 +1,63 @@
+"""apply and apply_async: results, callbacks, timeouts."""
+
+import multiprocessing
+import os
+import threading
+import time
+
+import pytest
+
+import fiber
+
+
+def test_apply_passes_args_and_kwargs(pool):
+    assert pool.apply(int, ("ff",), {"base": 16}) == 255
+
+
+def test_apply_runs_in_another_process(pool):
+    assert pool.apply(os.getpid) != os.getpid()
+
+
+def test_apply_async_callback_runs_before_get_returns(pool):
+    called = threading.Event()
+    values = []
+    result = pool.apply_async(pow, (2, 10), callback=lambda v: (values.append(v), called.set()))
+    assert result.get(timeout=60) == 1024
+    assert called.is_set() and values == [1024]
+    assert result.successful()
+
+
+def test_apply_async_error_callback_gets_the_exception(pool):
+    errors = []
+    result = pool.apply_async(int, ("nope",), error_callback=errors.append)
+    result.wait(timeout=60)
+    assert not result.successful()
+    assert isinstance(errors[0], ValueError)
+
+
+def test_get_with_a_timeout_raises_a_multiprocessing_timeout_error(pool):
+    result = pool.apply_async(time.sleep, (1,))
+    with pytest.raises(multiprocessing.TimeoutError):
+        result.get(timeout=0.05)
+    assert not result.ready()
+    with pytest.raises(ValueError, match="not ready"):
+        result.successful()
+    assert result.get(timeout=60) is None
+
+
+def test_timeout_error_is_multiprocessings():
+    assert issubclass(fiber.TimeoutError, multiprocessing.TimeoutError)
+
+
+def test_threads_may_share_a_pool(pool):
+    results = {}
+
+    def submit(offset):
+        results[offset] = pool.map(lambda x: x + offset, range(20))
+
+    threads = [threading.Thread(target=submit, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {offset: [x + offset for x in range(20)] for offset in range(4)}

@@ -1,0 +1,82 @@
+"""Whole programs: a master that is `python3 -c`, and the end of a program leaving no process."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
+
+# Prints how many other processes run fiber's worker module (its workers and their task
+# processes, identified by the marker its environment carries to them), then ends without
+# closing its pool.
+UNCLOSED_POOL_PROGRAM = """
+import fiber, os
+pool = fiber.Pool(2)
+print(pool.map(lambda x: x + 1, [1, 2]))
+print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and pid != str(os.getpid()) and
+          b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
+          os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read()))
+"""
+
+# Waits for a task far longer than a Ctrl-C may take to end it, after saying so.
+SLEEPING_TASK_SECONDS = 60
+INTERRUPTED_PROGRAM = f"""
+import fiber, time
+pool = fiber.Pool(1)
+pending = pool.apply_async(time.sleep, ({SLEEPING_TASK_SECONDS},))
+print("waiting", flush=True)
+pending.get()
+"""
+
+
+def processes_marked(mark):
+    """Python processes running fiber's worker module whose environment carries `mark`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline, open(
+                f"/proc/{pid}/environ", "rb"
+            ) as environ:
+                command, variables = cmdline.read(), environ.read()
+        except OSError:  # ended meanwhile
+            continue
+        if b"python3" in command and b"fiber/_worker.py" in command and mark in variables:
+            found.append(int(pid))
+    return found
+
+
+def test_a_python_c_program_runs_its_lambda_in_workers():
+    program = run_program("import fiber; print(fiber.Pool(2).map(lambda x: x * 10, [1, 2]))")
+    assert program.returncode == 0, program.stderr
+    assert program.stdout == "[10, 20]\n"
+
+
+def test_a_program_that_ends_without_close_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = run_program(UNCLOSED_POOL_PROGRAM, env={"FIBER_TEST_MARK": mark})
+    assert program.returncode == 0, program.stderr
+    result, running = program.stdout.splitlines()
+    assert result == "[2, 3]"
+    assert int(running) >= 2  # its two workers at least, carrying the mark
+    assert processes_marked(mark.encode()) == []
+
+
+def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+    assert program.stdout.readline() == "waiting\n"
+    interrupted = time.monotonic()
+    program.send_signal(signal.SIGINT)
+    _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    assert time.monotonic() - interrupted < SLEEPING_TASK_SECONDS / 2
+    assert "KeyboardInterrupt" in stderr
+    assert processes_marked(mark.encode()) == []
