@@ -119,20 +119,18 @@ std::unique_ptr<PythonStream> imap(PythonPool& pool, py::iterator calls, std::si
   return std::make_unique<PythonStream>(std::make_unique<OutcomeStream>(std::move(stream)));
 }
 
+bool wait(const Outcomes& outcomes, std::optional<double> timeout) {
+  return wait_interruptibly([&](auto slice) { return outcomes.wait(slice); }, timeout);
+}
+
 py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
-  if (!wait_interruptibly([&](auto slice) { return outcomes.wait(slice); }, timeout)) {
-    throw TimeoutError("fiber: result not ready within the timeout");
-  }
+  if (!wait(outcomes, timeout)) throw TimeoutError("fiber: result not ready within the timeout");
   std::vector<std::string> got;
   {
     py::gil_scoped_release unlocked;
     got = outcomes.get();  // there: decodes, or throws fiber's error for the call
   }
   return as_bytes_list(got);
-}
-
-bool wait(const Outcomes& outcomes, std::optional<double> timeout) {
-  return wait_interruptibly([&](auto slice) { return outcomes.wait(slice); }, timeout);
 }
 
 py::object next(PythonStream& stream, std::optional<double> timeout) {

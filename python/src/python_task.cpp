@@ -33,9 +33,15 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// Python's error as a C++ one, made while the GIL is held (error_already_set needs it).
-[[noreturn]] void rethrow_as_cpp(const py::error_already_set& error) {
-  throw std::runtime_error(error.what());
+// fiber._calls.`function`(argument), called holding the task's GIL (TaskGil), which must outlive
+// the result; Python's error becomes a C++ one, made while the GIL is held (error_already_set
+// needs it).
+py::object call_in_python(const char* function, const std::string& argument) {
+  try {
+    return py::module_::import("fiber._calls").attr(function)(py::bytes(argument));
+  } catch (const py::error_already_set& error) {
+    throw std::runtime_error(error.what());
+  }
 }
 
 }  // namespace
@@ -44,21 +50,13 @@ void note_interpreter_process() { interpreter_process = getpid(); }
 
 std::string fiber_python_call(const std::string& call) {
   TaskGil gil;
-  try {
-    py::bytes outcome = py::module_::import("fiber._calls").attr("run_call")(py::bytes(call));
-    return std::string(outcome);
-  } catch (const py::error_already_set& error) {
-    rethrow_as_cpp(error);
-  }
+  py::bytes outcome = call_in_python("run_call", call);
+  return std::string(outcome);
 }
 
 void fiber_python_initializer(const std::string& initializer) {
   TaskGil gil;
-  try {
-    py::module_::import("fiber._calls").attr("run_initializer")(py::bytes(initializer));
-  } catch (const py::error_already_set& error) {
-    rethrow_as_cpp(error);
-  }
+  call_in_python("run_initializer", initializer);
 }
 
 FIBER_TASK(fiber_python_call);

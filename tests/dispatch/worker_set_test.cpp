@@ -61,32 +61,37 @@ class WorkerSetTest : public ::testing::Test, LanesOff {
         std::make_shared<Job>("task", Bytes(items * item_bytes, 'x'), std::move(offsets), 1));
   }
 
-  // What arrived since the last call (every message the master sent its records).
-  std::vector<Received> received() {
+  // What arrived at `set`'s records since the last call (every message the master sent them):
+  // polled until kQuietRounds polls in a row take nothing.
+  static std::vector<Received> received(WorkerSet& set) {
     std::vector<Received> messages;
-    for (int round = 0; round < kPollRounds; ++round) {
-      workers.poll(Clock::now(), [&](int id, Message& message) {
+    for (int quiet = 0; quiet < kQuietRounds;) {
+      bool arrived = set.poll(Clock::now(), [&](int id, Message& message) {
         std::size_t entries = 0;
         if (message.kind == MessageKind::run || message.kind == MessageKind::result) {
           for_each_entry(message.body, [&](std::span<const char>) { ++entries; });
         }
         messages.push_back({id, message.kind, entries});
       });
+      quiet = arrived ? 0 : quiet + 1;
     }
     return messages;
   }
+  std::vector<Received> received() { return received(workers); }
 
   // The kinds of what arrived since the last call, in order.
-  std::vector<MessageKind> kinds_received() {
+  static std::vector<MessageKind> kinds_received(WorkerSet& set) {
     std::vector<MessageKind> kinds;
-    for (const auto& message : received()) kinds.push_back(message.kind);
+    for (const auto& message : received(set)) kinds.push_back(message.kind);
     return kinds;
   }
+  std::vector<MessageKind> kinds_received() { return kinds_received(workers); }
 
   void TearDown() override { self_workers::drain(workers); }
 
-  // A self-sent message completes within a few tests of its receive.
-  static constexpr int kPollRounds = 20;
+  // A self-sent message, even one of several pieces, completes within a few tests of its
+  // receive: this many empty polls in a row mean nothing more is on its way.
+  static constexpr int kQuietRounds = 20;
   WorkerSet workers{WorkerSpawner({})};
   Clock::time_point now = Clock::now();
 };
@@ -157,10 +162,7 @@ TEST_F(WorkerSetTest, AChunkForAnIsolatedPoolOnTheMastersHostAsksForALaneFirst) 
   laned[id].info.host = this_process().host;
   laned.join(pool);
   laned.send_chunk(id, pool, job_of(1), 0, 1, 0, nullptr, now);
-  std::vector<MessageKind> kinds;
-  for (int round = 0; round < kPollRounds; ++round) {
-    laned.poll(Clock::now(), [&](int, Message& message) { kinds.push_back(message.kind); });
-  }
+  auto kinds = kinds_received(laned);
   // The chunk waits in the lane for the worker's answer: it is not sent through MPI.
   EXPECT_EQ(kinds, std::vector<MessageKind>{MessageKind::lane_open});
   EXPECT_TRUE(laned[id].lane);
