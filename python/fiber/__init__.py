@@ -21,6 +21,7 @@ from fiber.exceptions import (
     WorkerLost,
 )
 from fiber.pool import AsyncResult, IMapIterator, Pool
+from fiber.preemption import PREEMPTED_EXIT, Preempted, deferred_preemption, exit_on_preemption
 
 
 def cpu_count():
@@ -36,11 +37,15 @@ __all__ = [
     "AsyncResult",
     "FiberError",
     "IMapIterator",
+    "PREEMPTED_EXIT",
     "Pool",
     "PoolClosed",
+    "Preempted",
     "SpawnError",
     "TaskError",
     "TimeoutError",
     "WorkerLost",
     "cpu_count",
+    "deferred_preemption",
+    "exit_on_preemption",
 ]

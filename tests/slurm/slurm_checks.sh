@@ -9,6 +9,9 @@
 # requeue:   a longer job gets `scancel --batch --signal=TERM` once its log has 2 generations:
 #            it checkpoints, exits 75, is requeued, resumes and completes; the output has the stop
 #            and resume lines, and the log every generation exactly once.
+# python-requeue: slurm/python.sbatch runs examples/python/resumable_search.py (a fiber.Pool in
+#            Python, one worker); `scancel --batch --signal=TERM` after 2 rounds: it exits 75, is requeued,
+#            resumes from its checkpoint and completes, every round printed exactly once.
 # requeue-hard: the same with `scontrol requeue` (Slurm ends every process of the job): the
 #            run resumes from its last checkpoint, and the log has every generation once.
 # fiber-es's jobs also check their rollout log (log.rollouts.h5): every generation's rollouts once.
@@ -165,6 +168,29 @@ requeue | requeue-hard)
     grep -q "fiber-es: resumed from .* at generation $done_before\$" "$out" ||
       fail "did not resume at generation $done_before"
   fi
+  ;;
+python-requeue)
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  out=$work/python/job.out
+  rounds=12
+  mkdir -p "$work/python"
+  job=$(sbatch --parsable --nodes=1 --ntasks-per-node=2 --time=10 --chdir="$work/python" \
+    --output="$out" "$root/slurm/python.sbatch" "$root/examples/python/resumable_search.py" \
+    --checkpoint "$work/python/search.json" --rounds $rounds --pause 0.2 --workers 1)
+  wait_for 120 grep -qs "^round 1:" "$out" || { show_job "$out"; fail "job $job printed no 2 rounds"; }
+  scancel --batch --signal=TERM "$job"
+  wait_for 120 grep -qs "^resumed at round" "$out" || { show_job "$out"; fail "job $job did not resume"; }
+  wait_for 180 job_ended "$job" || { show_job "$out"; fail "job $job did not end"; }
+  show_job "$out" 2>&1
+  [[ $(job_field "$job" JobState) == COMPLETED && $(job_field "$job" ExitCode) == 0:0 ]] ||
+    fail "job $job: $(job_field "$job" JobState) $(job_field "$job" ExitCode)"
+  [[ $(job_field "$job" Restarts) == 1 ]] || fail "job $job restarted $(job_field "$job" Restarts) times"
+  grep -q "fiber: stopped by SIGTERM; run again to resume (exit 75)" "$out" || fail "no stop line"
+  grep -q "fiber-job: stopped gracefully (exit 75); requeueing job $job" "$out" || fail "no requeue line"
+  [[ $(grep -o '^round [0-9]*' "$out" | tr '\n' ' ') == "$(seq -f 'round %g' -s ' ' 0 $((rounds - 1))) " ]] ||
+    fail "the rounds printed are not 0..$((rounds - 1)) once each"
+  grep -q "^done: .* after $rounds rounds" "$out" || fail "no 'done' line"
   ;;
 *)
   fail "unknown check '$2'"
