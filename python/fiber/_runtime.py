@@ -56,10 +56,13 @@ def track_process(process):
 
 
 def _end():
+    # After Ctrl-C, which a terminal sends to multiprocessing's children too (they share its
+    # process group), fiber's children are terminated rather than waited for.
+    interrupted = getattr(sys, "last_type", None) is KeyboardInterrupt
     try:
         # As multiprocessing's exit: daemonic children terminated, the others waited for.
         for process in list(_processes):
-            if process.daemon:
+            if process.daemon or interrupted:
                 process.end_at_exit(wait=False)
         for process in list(_processes):
             process.end_at_exit(wait=True)

@@ -5,12 +5,15 @@ import ctypes
 import multiprocessing.connection
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
-from conftest import run_program
+from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
+from test_programs import processes_marked
 
 import fiber
 
@@ -203,3 +206,45 @@ def test_start_methods_are_accepted_and_ignored():
     assert fiber.get_context("spawn") is fiber
     with pytest.raises(ValueError, match="cannot find context"):
         fiber.set_start_method("thread")
+
+
+# Ends with a daemonic child asleep and another child not joined: multiprocessing's exit
+# terminates the first and waits for the second.
+UNJOINED_PROGRAM = f"""
+import fiber, time
+fiber.Process(target=time.sleep, args=({ASLEEP_SECONDS},), daemon=True).start()
+fiber.Process(target=lambda: (time.sleep(0.5), print("joined at exit", flush=True))).start()
+"""
+
+# Waits for a child that sleeps far longer than a Ctrl-C may take to end the wait.
+INTERRUPTED_JOIN_PROGRAM = f"""
+import fiber, time
+process = fiber.Process(target=time.sleep, args=({ASLEEP_SECONDS},))
+process.start()
+print("waiting", process.pid, flush=True)
+process.join()
+"""
+
+
+def test_a_program_that_ends_without_joining_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = run_program(UNJOINED_PROGRAM, env={"FIBER_TEST_MARK": mark})
+    assert program.returncode == 0, program.stderr
+    assert program.stdout == "joined at exit\n"
+    assert processes_marked(mark.encode()) == []
+
+
+def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_JOIN_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+    assert program.stdout.readline().startswith("waiting ")
+    program.send_signal(signal.SIGINT)
+    _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    assert "KeyboardInterrupt" in stderr
+    assert processes_marked(mark.encode()) == []
