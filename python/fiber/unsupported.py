@@ -37,7 +37,9 @@ _REFUSED = {
 
 def _refusing(name, needs, instead):
     def refuse(*args, **kwargs):
-        raise NotSupportedOnCluster(f"fiber.{name}: multiprocessing's needs {needs}; {_WHY}: {instead}")
+        raise NotSupportedOnCluster(
+            f"fiber.{name}: multiprocessing's needs {needs}; {_WHY}: {instead}"
+        )
 
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"Not on a cluster (multiprocessing's needs {needs}): {instead}."
