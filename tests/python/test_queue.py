@@ -3,8 +3,12 @@ master and Processes, between two Processes, into pool tasks; Full and Empty at 
 close; task_done and join."""
 
 import queue
+import signal
+import subprocess
+import sys
 
 import pytest
+from conftest import PROGRAM_TIMEOUT_SECONDS
 
 import fiber
 
@@ -158,3 +162,34 @@ def test_joinable_queue_task_done_too_many_times():
     q.join()
     with pytest.raises(ValueError, match="task_done\\(\\) called too many times"):
         q.task_done()
+
+
+# A get on a queue and a recv on a pipe that nothing will ever reach, each ended by a Ctrl-C.
+INTERRUPTED_PROGRAM = """
+import fiber
+queue, (end, _) = fiber.Queue(), fiber.Pipe()
+try:
+    print("waiting in get", flush=True)  # a Ctrl-C from here on is the get's
+    queue.get()
+except KeyboardInterrupt:
+    print("get interrupted", flush=True)
+print("waiting in recv", flush=True)
+end.recv()
+"""
+
+
+def test_ctrl_c_ends_a_get_and_a_recv():
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert program.stdout.readline() == "waiting in get\n"
+    program.send_signal(signal.SIGINT)
+    assert program.stdout.readline() == "get interrupted\n"
+    assert program.stdout.readline() == "waiting in recv\n"
+    program.send_signal(signal.SIGINT)
+    _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    assert program.returncode != 0
+    assert "KeyboardInterrupt" in stderr
