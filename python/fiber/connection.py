@@ -3,18 +3,22 @@
 
 Each direction is read by one process, which the ends reach directly once it reads (a
 shared-memory ring on one host, TCP between hosts). multiprocessing's EOFError needs the other
-end's close to travel: close() sends an end mark down the end's outgoing direction, and a
-Process's end closes every end it received, so that recv() on the other side raises EOFError,
-as when the last copy of a pipe's descriptor is closed. An end whose process crashed sends none.
+end's close to travel: close() sends an end mark down the end's outgoing direction, a Process's
+end closes every end it received, and the master sends the marks of the ends it passed to a
+Process once that process has ended however it ended (a crash too), so that recv() on the other
+side raises EOFError, as when the last copy of a pipe's descriptor is closed.
 """
 
+import contextlib
 import pickle
+import threading
 import weakref
 from multiprocessing import BufferTooShort
 
 import cloudpickle
 
 from fiber import _fiber, _runtime
+from fiber.exceptions import FiberError
 
 # Each message is one of these bytes, then (for data) the bytes sent.
 _DATA = b"\x00"
@@ -22,12 +26,31 @@ _END = b"\x01"
 
 # The ends this process received pickled (as a Process's or a task's argument).
 _received = weakref.WeakSet()
+# Per thread: the ends pickled within collecting_pickled(), if any.
+_pickling = threading.local()
 
 
 def close_received():
     """At a Process's end: its ends are closed, and their peers see EOFError."""
     for end in list(_received):
         end.close()
+
+
+@contextlib.contextmanager
+def collecting_pickled():
+    """The list of the ends pickled on this thread meanwhile (a Process's arguments)."""
+    _pickling.ends = ends = []
+    try:
+        yield ends
+    finally:
+        del _pickling.ends
+
+
+def end_for_peers(ends):
+    """Sends the end mark of each of `ends` to its peer: what their process's end would have
+    sent had it not crashed (a second mark after its own is never read)."""
+    for end in ends:
+        end._send_end()
 
 
 class Connection:
@@ -108,8 +131,15 @@ class Connection:
         if self._closed:
             return
         self._closed = True
-        if self._writable:
+        self._send_end()
+
+    def _send_end(self):
+        if not self._writable:
+            return
+        try:
             self._outbox.send(_END)
+        except FiberError:  # the reading end's process has ended: nobody is left to tell
+            pass
 
     def _take(self):
         if not self._at_end:
@@ -141,6 +171,9 @@ class Connection:
 
     def __getstate__(self):
         self._check_open()
+        collected = getattr(_pickling, "ends", None)
+        if collected is not None:
+            collected.append(self)
         return (self._inbox, self._outbox, self._readable, self._writable)
 
     def __setstate__(self, state):

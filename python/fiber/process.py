@@ -100,6 +100,7 @@ class Process:
         self._child = None  # (pid, host), once said
         self._forced_exitcode = None
         self._sentinel = None
+        self._watchers = []  # threads that wait for its end (sentinel, pipe ends' marks)
         self._closed = False
         self._target = target
         self._args = tuple(args)
@@ -120,17 +121,17 @@ class Process:
         )
         _runtime.start("a Process")
         self._status = _fiber.PipeChannel()
+        with connection.collecting_pickled() as ends:
+            process_bytes = cloudpickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
         payload = pickle.dumps(
-            (
-                _calls.master_context(),
-                (_current.name, os.getpid()),
-                cloudpickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL),
-            ),
+            (_calls.master_context(), (_current.name, os.getpid()), process_bytes),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         process = _fiber.Process(payload)
         process.start()
         self._process = process
+        if ends:  # their peers read EOFError once it ends, a crash too
+            self._watch(lambda: connection.end_for_peers(ends))
         del self._target, self._args, self._kwargs
         _children.add(self)
         _runtime.track_process(self)
@@ -204,18 +205,21 @@ class Process:
         if self._sentinel is None:
             readable, writable = os.pipe()
             self._sentinel = readable
-            threading.Thread(
-                target=self._watch, args=(self._process, writable), daemon=True
-            ).start()
+            self._watch(lambda: os.close(writable))
         return self._sentinel
 
-    @staticmethod
-    def _watch(process, writable):
-        try:
+    def _watch(self, then):
+        """Calls `then` on a thread of its own once the process has ended."""
+        process = self._process
+
+        def watch():
             while not process.join(_WATCH_SECONDS):
                 pass
-        finally:
-            os.close(writable)
+            then()
+
+        watcher = threading.Thread(target=watch, name=f"{self._name} watcher", daemon=True)
+        watcher.start()
+        self._watchers.append(watcher)
 
     def terminate(self):
         """SIGTERM, as multiprocessing (exitcode -15 unless the child handles it)."""
@@ -248,6 +252,8 @@ class Process:
             self._process.join(None)
         elif self._process.is_alive():
             self._process.terminate()
+        for watcher in self._watchers:  # done within a slice: before the runtime ends
+            watcher.join()
 
     def _send_signal(self, signum):
         self._check_closed()
@@ -287,6 +293,7 @@ class Process:
         state = dict(self.__dict__)
         for master_only in ("_process", "_sentinel", "_child"):
             state[master_only] = None
+        state["_watchers"] = []
         return state
 
     def __repr__(self):

@@ -2,6 +2,8 @@
 one-way ends that refuse the wrong direction, bytes with offsets, poll, and EOFError once the
 other end is closed or its Process has ended."""
 
+import os
+
 import pytest
 
 import fiber
@@ -48,6 +50,20 @@ def test_eof_once_the_process_with_the_other_end_has_ended():
         mine.recv()
     with pytest.raises(EOFError):
         mine.recv()
+
+
+def crash_holding(end):
+    end.send("before the crash")
+    os._exit(9)
+
+
+def test_eof_once_the_process_with_the_other_end_has_crashed():
+    mine, theirs = fiber.Pipe()
+    child = started(crash_holding, theirs)
+    assert mine.recv() == "before the crash"
+    with pytest.raises(EOFError):
+        mine.recv()  # no join needed: the master marks the end once the process has ended
+    assert ended(child) == 9
 
 
 def test_eof_when_the_other_end_is_closed():
