@@ -133,3 +133,10 @@ def test_two_processes_talk_through_a_pipe():
     ponger = started(lambda end: end.send(end.recv() + "/pong"), second)
     assert results.get(timeout=WAIT_SECONDS) == "ping/pong"
     assert ended(pinger) == 0 and ended(ponger) == 0
+
+
+def test_an_end_passed_to_a_pool_task(pool):
+    mine, theirs = fiber.Pipe()
+    mine.send(20)
+    pool.apply(lambda end: end.send(end.recv() + 1), (theirs,))
+    assert mine.recv() == 21

@@ -144,6 +144,18 @@ def test_a_subclass_runs_its_own_run():
     assert pid != os.getpid()
 
 
+def put_arguments(queue, *args, **kwargs):
+    queue.put((args, kwargs))
+
+
+def test_args_and_kwargs_reach_the_target():
+    queue = fiber.Queue()
+    process = fiber.Process(target=put_arguments, args=(queue, 1, "two"), kwargs={"three": [3]})
+    process.start()
+    assert queue.get(timeout=POLL_LIMIT_SECONDS) == ((1, "two"), {"three": [3]})
+    assert ended(process) == 0
+
+
 def test_current_process_in_the_master():
     assert fiber.current_process().name == "MainProcess"
     assert fiber.current_process().pid == os.getpid()

@@ -6,6 +6,8 @@ import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 from conftest import PROGRAM_TIMEOUT_SECONDS
@@ -100,6 +102,27 @@ def test_a_bounded_put_waits_for_room_a_process_makes():
     q.put("second", timeout=WAIT_SECONDS)  # in once the process took the first
     assert ended(taker) == 0
     assert q.get(timeout=WAIT_SECONDS) == "second"
+
+
+def put_later(q, item):
+    """Puts `item` from a Python thread of this process, once the caller waits."""
+    thread = threading.Thread(target=lambda: (time.sleep(SHORT_TIMEOUT_SECONDS), q.put(item)))
+    thread.start()
+    return thread
+
+
+def test_waits_release_the_gil():
+    # A wait that held the GIL would keep the thread from putting what ends it.
+    q = fiber.Queue()
+    thread = put_later(q, "from a thread")
+    assert q.get(timeout=WAIT_SECONDS) == "from a thread"
+    thread.join()
+    inbox = fiber.Queue()
+    taker = started(lambda: inbox.get())
+    thread = put_later(inbox, "for the process")
+    taker.join(WAIT_SECONDS)
+    assert taker.exitcode == 0
+    thread.join()
 
 
 def test_objects_are_cloudpickled():
