@@ -272,16 +272,14 @@ class Process:
 
     def _child_said(self):
         """(pid, host) as the child said it; None before start or if it ended without."""
-        if self._child is None and self._status is not None:
-            while True:
-                said = self._status.receive(_PID_WAIT_SECONDS)
-                if said is None and self._process.exitcode() is not None:
-                    said = self._status.receive(0.0)
-                    if said is None:
-                        break
-                if said is not None:
-                    self._child = pickle.loads(said)
-                    break
+        while self._child is None and self._status is not None:
+            said = self._status.receive(_PID_WAIT_SECONDS)
+            if said is None and self._process.exitcode() is not None:
+                said = self._status.receive(0.0)  # said just before it ended?
+                if said is None:
+                    return None
+            if said is not None:
+                self._child = pickle.loads(said)
         return self._child
 
     def _check_closed(self):
