@@ -2,7 +2,9 @@
 one-way ends that refuse the wrong direction, bytes with offsets, poll, and EOFError once the
 other end is closed or its Process has ended."""
 
+import array
 import os
+from multiprocessing import BufferTooShort
 
 import pytest
 
@@ -108,8 +110,20 @@ def test_bytes_with_offsets_and_limits():
     with pytest.raises(ValueError, match="buffer length < offset \\+ size"):
         a.send_bytes(b"x", 0, 2)
     a.send_bytes(b"too long")
+    with pytest.raises(BufferTooShort) as short:
+        b.recv_bytes_into(bytearray(3))
+    assert short.value.args[0] == b"too long"  # multiprocessing's: the message in the error
+    a.send_bytes(b"too long")
     with pytest.raises(OSError, match="bad message length"):
         b.recv_bytes(3)
+
+
+def test_buffers_go_as_their_bytes():
+    a, b = fiber.Pipe()
+    a.send_bytes(array.array("i", [1, 2, 3]))
+    received = array.array("i", [0] * 3)
+    assert b.recv_bytes_into(received) == 3 * received.itemsize
+    assert received.tolist() == [1, 2, 3]
 
 
 def test_poll_times_out_and_closed_ends_refuse():
