@@ -14,6 +14,7 @@ import os
 
 from fiber.exceptions import (
     FiberError,
+    NotSupportedOnCluster,
     PoolClosed,
     SpawnError,
     TaskError,
@@ -22,6 +23,29 @@ from fiber.exceptions import (
 )
 from fiber.pool import AsyncResult, IMapIterator, Pool
 from fiber.preemption import PREEMPTED_EXIT, Preempted, deferred_preemption, exit_on_preemption
+from fiber.process import Process, active_children, current_process, parent_process
+from fiber.queues import JoinableQueue, Queue, SimpleQueue
+from fiber.connection import Connection, Pipe
+from fiber.start_methods import (
+    get_all_start_methods,
+    get_context,
+    get_start_method,
+    set_start_method,
+)
+from fiber.unsupported import (
+    Array,
+    Barrier,
+    BoundedSemaphore,
+    Condition,
+    Event,
+    Lock,
+    Manager,
+    RawArray,
+    RawValue,
+    RLock,
+    Semaphore,
+    Value,
+)
 
 
 def cpu_count():
@@ -48,4 +72,30 @@ __all__ = [
     "cpu_count",
     "deferred_preemption",
     "exit_on_preemption",
+    "NotSupportedOnCluster",
+    "Process",
+    "active_children",
+    "current_process",
+    "parent_process",
+    "JoinableQueue",
+    "Queue",
+    "SimpleQueue",
+    "Connection",
+    "Pipe",
+    "get_all_start_methods",
+    "get_context",
+    "get_start_method",
+    "set_start_method",
+    "Array",
+    "Barrier",
+    "BoundedSemaphore",
+    "Condition",
+    "Event",
+    "Lock",
+    "Manager",
+    "RawArray",
+    "RawValue",
+    "RLock",
+    "Semaphore",
+    "Value",
 ]

@@ -37,6 +37,14 @@ def master_context():
     return {"sys_path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ)}
 
 
+def take_master_context(context):
+    """In a task process, before the master's functions run: its folder, path and variables."""
+    os.chdir(context["cwd"])
+    sys.path[:] = context["sys_path"]
+    # The master's variables over the worker's own (MPI's settings of the worker process stay).
+    os.environ.update(context["environ"])
+
+
 def encode_initializer(initializer, initargs):
     """A pool's initializer: the master's context, then the user's initializer if any."""
     user_call = None
@@ -55,7 +63,7 @@ def _function(function_bytes):
     return function
 
 
-def _flush_output():
+def flush_output():
     # A task process ends with _exit: what a task printed must leave before.
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -67,16 +75,13 @@ def _flush_output():
 def run_initializer(initializer):
     """In a task process, before the pool's calls. Raises what the user's initializer raises."""
     context, user_call = pickle.loads(initializer)
-    os.chdir(context["cwd"])
-    sys.path[:] = context["sys_path"]
-    # The master's variables over the worker's own (MPI's settings of the worker process stay).
-    os.environ.update(context["environ"])
+    take_master_context(context)
     try:
         if user_call is not None:
             function_bytes, args, kwargs = pickle.loads(user_call)
             _function(function_bytes)(*args, **kwargs)
     finally:
-        _flush_output()
+        flush_output()
 
 
 def _pickled_exception(error):
@@ -98,7 +103,7 @@ def run_call(call):
     except Exception as error:
         return _RAISED + _pickled_exception(error)
     finally:
-        _flush_output()
+        flush_output()
 
 
 def raised(outcome):

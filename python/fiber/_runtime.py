@@ -9,6 +9,7 @@ import threading
 import weakref
 
 from fiber import _fiber
+from fiber.exceptions import NotSupportedOnCluster
 
 # Workers run this script with the master's interpreter, never the user's script.
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
@@ -16,10 +17,20 @@ _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_work
 _lock = threading.Lock()
 _started = False
 _pools = weakref.WeakSet()
+_processes = weakref.WeakSet()
+# A worker's task process: the master's objects reach it as arguments, none are made there.
+_in_worker = False
 
 
-def start():
+def start(what="a Pool"):
+    """Starts the runtime for `what` (a Pool, a Process, a Queue ...), which only the master
+    makes: in a worker it raises NotSupportedOnCluster instead of starting a second MPI job."""
     global _started
+    if _in_worker:
+        raise NotSupportedOnCluster(
+            f"fiber: {what} is made in the master (the process that runs your script), not in a "
+            "Process or a pool task: make it there and pass it as an argument"
+        )
     with _lock:
         if _started:
             return
@@ -33,7 +44,31 @@ def track(pool):
     _pools.add(pool)
 
 
+def mark_worker():
+    """This process is a worker (fiber/_worker.py), and so are the task processes it forks."""
+    global _in_worker
+    _in_worker = True
+
+
+def track_process(process):
+    """`process` is joined at exit (terminated if daemonic), as multiprocessing's children."""
+    _processes.add(process)
+
+
 def _end():
-    for pool in list(_pools):
-        pool.terminate()
-    _fiber.end_runtime()
+    # After Ctrl-C, which a terminal sends to multiprocessing's children too (they share its
+    # process group), fiber's children are terminated rather than waited for.
+    interrupted = getattr(sys, "last_type", None) is KeyboardInterrupt
+    try:
+        # As multiprocessing's exit: daemonic children terminated, the others waited for.
+        for process in list(_processes):
+            if process.daemon or interrupted:
+                process.end_at_exit(wait=False)
+        for process in list(_processes):
+            process.end_at_exit(wait=True)
+    finally:
+        for process in list(_processes):  # left by a Ctrl-C during the joins
+            process.end_at_exit(wait=False)
+        for pool in list(_pools):
+            pool.terminate()
+        _fiber.end_runtime()

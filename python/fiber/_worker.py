@@ -12,6 +12,7 @@ import sys
 
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from fiber import _fiber  # noqa: E402 (needs the path above)
+from fiber import _fiber, _runtime  # noqa: E402 (needs the path above)
 
+_runtime.mark_worker()
 _fiber.serve_as_worker(sys.argv)

@@ -33,3 +33,9 @@ class PoolClosed(FiberError, ValueError):
 
 class SpawnError(FiberError):
     """Workers could not be started."""
+
+
+class NotSupportedOnCluster(FiberError, NotImplementedError):
+    """A multiprocessing name that needs memory or a server shared by processes of one machine
+    (Lock, Value, Manager ...): fiber's processes may be on other nodes. The message says what to
+    use instead."""

@@ -3,8 +3,10 @@
 #include <pybind11/pybind11.h>
 
 #include "pool_binding.hpp"
+#include "process_binding.hpp"
 #include "python_errors.hpp"
 #include "python_task.hpp"
+#include "queue_binding.hpp"
 #include "runtime_binding.hpp"
 
 PYBIND11_MODULE(_fiber, module) {
@@ -13,4 +15,6 @@ PYBIND11_MODULE(_fiber, module) {
   fiber::python::register_error_translation();
   fiber::python::bind_runtime(module);
   fiber::python::bind_pool(module);
+  fiber::python::bind_process(module);
+  fiber::python::bind_queues(module);
 }

@@ -33,12 +33,12 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// fiber._calls.`function`(argument), called holding the task's GIL (TaskGil), which must outlive
-// the result; Python's error becomes a C++ one, made while the GIL is held (error_already_set
-// needs it).
-py::object call_in_python(const char* function, const std::string& argument) {
+// `module`.`function`(argument), called holding the task's GIL (TaskGil), which must outlive the
+// result; Python's error becomes a C++ one, made while the GIL is held (error_already_set needs
+// it).
+py::object call_in_python(const char* module, const char* function, const std::string& argument) {
   try {
-    return py::module_::import("fiber._calls").attr(function)(py::bytes(argument));
+    return py::module_::import(module).attr(function)(py::bytes(argument));
   } catch (const py::error_already_set& error) {
     throw std::runtime_error(error.what());
   }
@@ -50,16 +50,22 @@ void note_interpreter_process() { interpreter_process = getpid(); }
 
 std::string fiber_python_call(const std::string& call) {
   TaskGil gil;
-  py::bytes outcome = call_in_python("run_call", call);
+  py::bytes outcome = call_in_python("fiber._calls", "run_call", call);
   return std::string(outcome);
 }
 
 void fiber_python_initializer(const std::string& initializer) {
   TaskGil gil;
-  call_in_python("run_initializer", initializer);
+  call_in_python("fiber._calls", "run_initializer", initializer);
+}
+
+void fiber_python_process(const std::string& process) {
+  TaskGil gil;
+  call_in_python("fiber.process", "run_in_child", process);
 }
 
 FIBER_TASK(fiber_python_call);
 FIBER_TASK(fiber_python_initializer);
+FIBER_TASK(fiber_python_process);
 
 }  // namespace fiber::python

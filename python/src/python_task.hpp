@@ -1,5 +1,5 @@
-// The two C++ tasks that run Python in a task process: a call (cloudpickled function, args and
-// kwargs in, the pickled outcome out: fiber/_calls.py) and a pool's initializer. Registered
+// The C++ tasks that run Python in a task process: a call (cloudpickled function, args and kwargs
+// in, the pickled outcome out: fiber/_calls.py), a pool's initializer and a Process. Registered
 // when the extension loads, in the master and in every worker alike.
 #pragma once
 
@@ -12,6 +12,9 @@ std::string fiber_python_call(const std::string& call);
 // fiber._calls.run_initializer(initializer): the master's context, then the user's initializer;
 // throws (the pool's calls then fail with fiber.TaskError) if it raised.
 void fiber_python_initializer(const std::string& initializer);
+// fiber.process.run_in_child(process): a fiber.Process's run() in the master's context; throws
+// (exitcode 1) if run() raised, ends the task process with _exit(N) for sys.exit(N), N > 1.
+void fiber_python_process(const std::string& process);
 
 // Records this process as the one whose interpreter is sound: a task that runs in another
 // (a task process, which fiber forks from the worker in C++, not through os.fork) first repairs

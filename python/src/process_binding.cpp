@@ -1,0 +1,77 @@
+#include "process_binding.hpp"
+
+#include <pybind11/stl.h>
+#include <fiber/process.hpp>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "interruptible_wait.hpp"
+#include "python_task.hpp"
+
+namespace py = pybind11;
+
+namespace fiber::python {
+namespace {
+
+class PythonProcess {
+ public:
+  explicit PythonProcess(const std::string& payload)
+      : process_(std::make_unique<Process>(&fiber_python_process, payload)) {}
+  // The pool inside may wait for the worker: destroyed without the GIL.
+  ~PythonProcess() {
+    py::gil_scoped_release unlocked;
+    process_.reset();
+  }
+  PythonProcess(const PythonProcess&) = delete;
+  PythonProcess& operator=(const PythonProcess&) = delete;
+
+  template <class Call>
+  auto in_turn(Call call) {
+    py::gil_scoped_release unlocked;
+    std::lock_guard turn(mutex_);
+    return call(*process_);
+  }
+
+  // In slices, each its own turn, so that another thread's call is not held up by a long wait.
+  bool join(std::optional<double> timeout) {
+    return wait_interruptibly(
+        [&](auto slice) {
+          std::lock_guard turn(mutex_);
+          return process_->join(slice);
+        },
+        timeout);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<Process> process_;
+};
+
+template <class Result, Result (Process::*Method)()>
+Result in_turn(PythonProcess& process) {
+  return process.in_turn([](Process& turn) { return (turn.*Method)(); });
+}
+
+template <class Result, Result (Process::*Method)() const>
+Result in_turn_const(PythonProcess& process) {
+  return process.in_turn([](Process& turn) { return (turn.*Method)(); });
+}
+
+}  // namespace
+
+void bind_process(py::module_& module) {
+  py::class_<PythonProcess>(module, "Process",
+                            "fiber::Process running a pickled fiber.Process (its run()).")
+      .def(py::init<const std::string&>(), py::arg("payload"))
+      .def("start", &in_turn<void, &Process::start>, "Runs it on a worker (spawned if none).")
+      .def("join", &PythonProcess::join, py::arg("timeout"), "True once it has ended.")
+      .def("is_alive", &in_turn_const<bool, &Process::is_alive>)
+      .def("exitcode", &in_turn_const<std::optional<int>, &Process::exitcode>)
+      .def("terminate", &in_turn<void, &Process::terminate>);
+}
+
+}  // namespace fiber::python
