@@ -11,7 +11,7 @@ import os
 import pickle
 import sys
 import traceback
-from multiprocessing.pool import RemoteTraceback
+from multiprocessing.pool import MaybeEncodingError, RemoteTraceback
 
 import cloudpickle
 
@@ -83,9 +83,18 @@ def _pickled_exception(error):
     text = "".join(traceback.format_exception(error))
     try:
         return cloudpickle.dumps((error, text), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as unpicklable:  # the exception itself cannot travel: say what it was
-        stand_in = RuntimeError(f"{type(error).__name__}: {error} (not picklable: {unpicklable})")
+    except Exception as unpicklable:  # the exception cannot travel: multiprocessing's error says so
+        stand_in = MaybeEncodingError(unpicklable, error)
         return cloudpickle.dumps((stand_in, text), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _returned(result):
+    """The outcome of a call that returned; a result that cannot be pickled fails its item alone,
+    with multiprocessing's MaybeEncodingError (what it was, and why it cannot travel)."""
+    try:
+        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as unpicklable:
+        return _RAISED + _pickled_exception(MaybeEncodingError(unpicklable, result))
 
 
 def run_call(call):
@@ -94,7 +103,7 @@ def run_call(call):
     try:
         function_bytes, args, kwargs = pickle.loads(call)
         result = _function(function_bytes)(*args, **kwargs)
-        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        return _returned(result)
     except Exception as error:
         return _RAISED + _pickled_exception(error)
     finally:
