@@ -5,6 +5,8 @@ C++ pool runs them as the task fiber_python_call in the workers' task processes.
 in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
 
+import warnings
+
 from fiber import _calls, _fiber, _runtime
 
 _RUN, _CLOSE, _TERMINATE = "RUN", "CLOSE", "TERMINATE"
@@ -181,3 +183,11 @@ class Pool:
 
     def __exit__(self, *exc_info):
         self.terminate()
+
+    def __del__(self):
+        # Dropping a pool that still runs terminates its work with the C++ pool: as
+        # multiprocessing's, say so (ResourceWarning, shown under -X dev or -W).
+        if getattr(self, "_state", None) == _RUN:
+            warnings.warn(
+                f"unclosed running multiprocessing pool {self!r}", ResourceWarning, source=self
+            )
