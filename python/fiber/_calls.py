@@ -15,6 +15,8 @@ from multiprocessing.pool import MaybeEncodingError, RemoteTraceback
 
 import cloudpickle
 
+from fiber import _pickling_notes
+
 _RETURNED = b"\x00"
 _RAISED = b"\x01"
 # Functions a task process keeps unpickled, keyed by their bytes: a pool's map sends one
@@ -25,11 +27,19 @@ _functions = {}
 
 def pickled_function(function):
     """The function's bytes, made once per call of the pool (not once per item)."""
-    return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        _pickling_notes.note_function(error, function)
+        raise
 
 
 def encode_call(function_bytes, args, kwargs):
-    return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        _pickling_notes.note_arguments(error, args, kwargs)
+        raise
 
 
 def master_context():
@@ -53,6 +63,16 @@ def _function(function_bytes):
             _functions.clear()
         _functions[function_bytes] = function
     return function
+
+
+def _unpickled(call):
+    """In a task process: the call's function, args and kwargs."""
+    try:
+        function_bytes, args, kwargs = pickle.loads(call)
+        return _function(function_bytes), args, kwargs
+    except Exception as error:
+        _pickling_notes.note_unpickling(error)
+        raise
 
 
 def _flush_output():
@@ -101,8 +121,8 @@ def run_call(call):
     """In a task process: the call's outcome. Only an exception outside Exception (SystemExit,
     KeyboardInterrupt) leaves it, and fiber reports it as the task's error."""
     try:
-        function_bytes, args, kwargs = pickle.loads(call)
-        result = _function(function_bytes)(*args, **kwargs)
+        function, args, kwargs = _unpickled(call)
+        result = function(*args, **kwargs)
         return _returned(result)
     except Exception as error:
         return _RAISED + _pickled_exception(error)
