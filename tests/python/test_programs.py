@@ -31,6 +31,18 @@ print("waiting", flush=True)
 pending.get()
 """
 
+# Its tasks sleep longer than a program may run (PROGRAM_TIMEOUT_SECONDS): only a join that Ctrl-C
+# interrupts lets it end in time.
+JOINING_TASK_SECONDS = 10 * PROGRAM_TIMEOUT_SECONDS
+INTERRUPTED_JOIN_PROGRAM = f"""
+import fiber, time
+pool = fiber.Pool(2)
+pending = pool.map_async(time.sleep, [{JOINING_TASK_SECONDS}] * 2, chunksize=1)
+pool.close()
+print("joining", flush=True)
+pool.join()
+"""
+
 
 def processes_marked(mark):
     """Python processes running fiber's worker module whose environment carries `mark`."""
@@ -79,4 +91,23 @@ def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
     _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
     assert time.monotonic() - interrupted < SLEEPING_TASK_SECONDS / 2
     assert "KeyboardInterrupt" in stderr
+    assert processes_marked(mark.encode()) == []
+
+
+def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_JOIN_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+    try:
+        assert program.stdout.readline() == "joining\n"
+        program.send_signal(signal.SIGINT)
+        _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    finally:
+        program.kill()  # a join that ignored Ctrl-C: the test fails, and leaves nothing running
+    assert "in join" in stderr and stderr.rstrip().endswith("KeyboardInterrupt")
     assert processes_marked(mark.encode()) == []
