@@ -2,6 +2,7 @@
 on working after it."""
 
 import collections
+import contextlib
 import importlib
 import os
 import socket
@@ -49,16 +50,19 @@ def assert_the_pool_goes_on(pool):
 
 
 @pytest.mark.parametrize(
-    "unpicklable, kind",
-    [(threading.Lock(), "lock"), (numbers(), "generator"), (socket.socket(), "socket")],
+    "make, kind", [(threading.Lock, "lock"), (numbers, "generator"), (socket.socket, "socket")]
 )
-def test_an_unpicklable_argument_is_an_error_at_the_call_that_names_it(pool, unpicklable, kind):
-    with pytest.raises(TypeError, match=f"cannot pickle '.*{kind}' object") as raised:
-        pool.map(identity, [1, unpicklable])
-    assert "argument 0" in notes_of(raised.value) and kind in notes_of(raised.value)
-    with pytest.raises(TypeError, match="cannot pickle") as raised:
-        pool.apply_async(identity, (), {"value": unpicklable})
-    assert "keyword argument 'value'" in notes_of(raised.value)
+def test_an_unpicklable_argument_is_an_error_at_the_call_that_names_it(pool, make, kind):
+    with contextlib.ExitStack() as made:
+        unpicklable = make()
+        if hasattr(unpicklable, "close"):
+            made.callback(unpicklable.close)
+        with pytest.raises(TypeError, match=f"cannot pickle '.*{kind}' object") as raised:
+            pool.map(identity, [1, unpicklable])
+        assert "argument 0" in notes_of(raised.value) and kind in notes_of(raised.value)
+        with pytest.raises(TypeError, match="cannot pickle") as raised:
+            pool.apply_async(identity, (), {"value": unpicklable})
+        assert "keyword argument 'value'" in notes_of(raised.value)
     assert_the_pool_goes_on(pool)
 
 
@@ -91,8 +95,8 @@ def test_a_task_that_prints_lots_corrupts_nothing():
     assert program.returncode == 0, program.stderr
     results = [line for line in program.stdout.splitlines() if line.startswith("results")]
     assert results == [f"results {[x * x for x in range(NOISY_TASKS)]}"]
-    # Lines of different task processes may interleave (Open MPI forwards each worker's output
-    # in pieces): every character printed arrives, in its own stream.
+    # Lines of different task processes may mix (docs/platform.md, "A task's output is forwarded
+    # in pieces"): every character printed arrives, in its own stream.
     for stream, tag, text in (("stdout", "out", program.stdout), ("stderr", "err", program.stderr)):
         printed = "".join(
             f"{tag} {x} {i}\n" for x in range(NOISY_TASKS) for i in range(NOISY_LINES)
