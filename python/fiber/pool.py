@@ -30,6 +30,7 @@ def _naming(error, function_name):
 
 
 def _name_of(function):
+    """How fiber's errors name a function: its __qualname__ (a callable object's repr)."""
     return getattr(function, "__qualname__", None) or repr(function)
 
 
@@ -162,8 +163,9 @@ class Pool:
         calls = [
             _calls.encode_call(function_bytes, args, kwargs) for args, kwargs in argument_tuples
         ]
-        on_done = _on_done(single, callback, error_callback, _name_of(func))
-        return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single, _name_of(func))
+        name = _name_of(func)
+        on_done = _on_done(single, callback, error_callback, name)
+        return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single, name)
 
     def apply(self, func, args=(), kwds={}):
         return self.apply_async(func, args, kwds).get()

@@ -14,11 +14,16 @@ from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
 # closing its pool.
 UNCLOSED_POOL_PROGRAM = """
 import fiber, os
+def marked_worker(pid):
+    try:
+        return (b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
+                os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read())
+    except OSError:  # another process of the machine, ended meanwhile
+        return False
 pool = fiber.Pool(2)
 print(pool.map(lambda x: x + 1, [1, 2]))
 print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and pid != str(os.getpid()) and
-          b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
-          os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read()))
+          marked_worker(pid)))
 """
 
 # Waits for a task far longer than a Ctrl-C may take to end it, after saying so.
@@ -32,14 +37,20 @@ pending.get()
 """
 
 # Its tasks sleep longer than a program may run (PROGRAM_TIMEOUT_SECONDS): only a join that Ctrl-C
-# interrupts lets it end in time.
+# interrupts lets it end in time. It says "joining" once its main thread waits in Pool.join (the
+# innermost Python frame while C++ waits), so that the Ctrl-C comes during the join.
 JOINING_TASK_SECONDS = 10 * PROGRAM_TIMEOUT_SECONDS
+JOIN_LOOK_SECONDS = 0.01
 INTERRUPTED_JOIN_PROGRAM = f"""
-import fiber, time
+import fiber, sys, threading, time
 pool = fiber.Pool(2)
 pending = pool.map_async(time.sleep, [{JOINING_TASK_SECONDS}] * 2, chunksize=1)
 pool.close()
-print("joining", flush=True)
+def say_when_joining(main=threading.main_thread().ident):
+    while sys._current_frames()[main].f_code.co_name != "join":
+        time.sleep({JOIN_LOOK_SECONDS})
+    print("joining", flush=True)
+threading.Thread(target=say_when_joining, daemon=True).start()
 pool.join()
 """
 
