@@ -4,9 +4,10 @@ CPython runs each of its `_Test...` classes once per kind of multiprocessing by 
 mixin that names that kind's Pool, Process, Queue... (ProcessesMixin, ThreadsMixin, ManagerMixin;
 install_tests_in_module_dict). FiberMixin is one more such mixin, so that the cases' own bodies,
 imported and never copied, say what fiber must do. A case that cannot apply to pools on a
-cluster is in NOT_APPLICABLE with its reason and runs as a skip that gives it.
+cluster is in NOT_APPLICABLE with its reason and runs as a skip that gives it; a case whose
+example means something else on fiber runs with a stand-in for it (STAND_INS).
 
-    python3 cpython_cases.py     prints NOT_APPLICABLE as docs/python-cpython-cases.md's table
+    python3 cpython_cases.py     prints both as docs/python-cpython-cases.md's table
 """
 
 import multiprocessing
@@ -34,6 +35,7 @@ NOT_APPLICABLE = {
     "program is a text that imports multiprocessing's Pool itself, not the class's; "
     "test_programs.py runs such a program on fiber (a pool never closed, ended at exit)",
 }
+
 
 def unpicklable_result():
     """A result that cannot travel back: a lock (fiber returns lambdas, which cloudpickle sends by
