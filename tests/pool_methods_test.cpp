@@ -142,6 +142,19 @@ TEST(AsyncResult, GetWithTimeoutWaitReady) {
   EXPECT_EQ(slow.get(), 7);  // again: results can be read more than once
 }
 
+TEST(Pool, JoinWithATimeoutSaysWhetherTheWorkIsFinished) {
+  fiber::Pool pool({.processes = 1});
+  auto slow = pool.apply_async(sleep_then, 7, 800);
+  EXPECT_THROW(pool.join(10ms), std::logic_error);  // still running
+  pool.close();
+  EXPECT_FALSE(pool.join(10ms));
+  EXPECT_FALSE(slow.ready());
+  while (!pool.join(50ms)) {
+  }
+  EXPECT_EQ(slow.get(0ms), 7);
+  EXPECT_TRUE(pool.join(0ms));  // nothing left to wait for
+}
+
 TEST(Pool, MillionsOfItemsInAutomaticChunksAndBatchedMessages) {
   // Automatic chunks of thousands of small items: several go to a worker in one message, which
   // then passes the eager size, so MPI sends it after the call that posted it returned: every

@@ -11,9 +11,11 @@ import os
 import pickle
 import sys
 import traceback
-from multiprocessing.pool import RemoteTraceback
+from multiprocessing.pool import MaybeEncodingError, RemoteTraceback
 
 import cloudpickle
+
+from fiber import _pickling_notes
 
 _RETURNED = b"\x00"
 _RAISED = b"\x01"
@@ -25,11 +27,19 @@ _functions = {}
 
 def pickled_function(function):
     """The function's bytes, made once per call of the pool (not once per item)."""
-    return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        _pickling_notes.note_function(error, function)
+        raise
 
 
 def encode_call(function_bytes, args, kwargs):
-    return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        _pickling_notes.note_arguments(error, args, kwargs)
+        raise
 
 
 def master_context():
@@ -63,6 +73,16 @@ def _function(function_bytes):
     return function
 
 
+def _unpickled(call):
+    """In a task process: the call's function, args and kwargs."""
+    try:
+        function_bytes, args, kwargs = pickle.loads(call)
+        return _function(function_bytes), args, kwargs
+    except Exception as error:
+        _pickling_notes.note_unpickling(error)
+        raise
+
+
 def flush_output():
     # A task process ends with _exit: what a task printed must leave before.
     for stream in (sys.stdout, sys.stderr):
@@ -88,18 +108,27 @@ def _pickled_exception(error):
     text = "".join(traceback.format_exception(error))
     try:
         return cloudpickle.dumps((error, text), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as unpicklable:  # the exception itself cannot travel: say what it was
-        stand_in = RuntimeError(f"{type(error).__name__}: {error} (not picklable: {unpicklable})")
+    except Exception as unpicklable:  # the exception cannot travel: multiprocessing's error says so
+        stand_in = MaybeEncodingError(unpicklable, error)
         return cloudpickle.dumps((stand_in, text), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _returned(result):
+    """The outcome of a call that returned; a result that cannot be pickled fails its item alone,
+    with multiprocessing's MaybeEncodingError (what it was, and why it cannot travel)."""
+    try:
+        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as unpicklable:
+        return _RAISED + _pickled_exception(MaybeEncodingError(unpicklable, result))
 
 
 def run_call(call):
     """In a task process: the call's outcome. Only an exception outside Exception (SystemExit,
     KeyboardInterrupt) leaves it, and fiber reports it as the task's error."""
     try:
-        function_bytes, args, kwargs = pickle.loads(call)
-        result = _function(function_bytes)(*args, **kwargs)
-        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        function, args, kwargs = _unpickled(call)
+        result = function(*args, **kwargs)
+        return _returned(result)
     except Exception as error:
         return _RAISED + _pickled_exception(error)
     finally:

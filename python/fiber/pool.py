@@ -5,24 +5,74 @@ C++ pool runs them as the task fiber_python_call in the workers' task processes.
 in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
 
+import operator
+import warnings
+
 from fiber import _calls, _fiber, _runtime
+from fiber.exceptions import FiberError
 
 _RUN, _CLOSE, _TERMINATE = "RUN", "CLOSE", "TERMINATE"
 # multiprocessing's default for imap and imap_unordered: one item per chunk.
 _IMAP_CHUNKSIZE = 1
 # fiber's chunksize for "choose it from measured task times".
 _AUTOMATIC_CHUNKSIZE = 0
+# What fiber's errors call the C++ task that runs every Python call (python/src/python_task.cpp),
+# where the user knows the function they passed.
+_CALL_TASK = "task 'fiber_python_call'"
+
+
+def _naming(error, function_name):
+    """`error`, from the C++ pool, saying the user's function where it says the task running it."""
+    if isinstance(error, FiberError) and error.args and isinstance(error.args[0], str):
+        users = error.args[0].replace(_CALL_TASK, f"function '{function_name}'")
+        error.args = (users, *error.args[1:])
+    return error
+
+
+def _name_of(function):
+    """How fiber's errors name a function: its __qualname__ (a callable object's repr)."""
+    return getattr(function, "__qualname__", None) or repr(function)
+
+
+def _pickled(function):
+    """The function's bytes; what is not callable is refused here with the TypeError its call
+    would raise in the worker."""
+    if not callable(function):
+        raise TypeError(f"'{type(function).__name__}' object is not callable")
+    return _calls.pickled_function(function)
+
+
+def _map_chunksize(chunksize):
+    """map's chunksize for the C++ pool: None is fiber's automatic choice."""
+    return _AUTOMATIC_CHUNKSIZE if chunksize is None else _checked_chunksize(chunksize)
+
+
+def _checked_chunksize(chunksize):
+    """imap's check, as multiprocessing's; map gets it too (multiprocessing's map returns a None
+    per item for a chunksize below 1), and a chunksize that is not an int is refused as
+    multiprocessing refuses it (a ValueError, a TypeError for what cannot be compared)."""
+    if chunksize < 1:
+        raise ValueError("Chunksize must be 1+, not {0:n}".format(chunksize))
+    if not isinstance(chunksize, int):
+        raise ValueError(f"Chunksize must be an int, not {chunksize!r}")
+    return chunksize
 
 
 class AsyncResult:
     """What apply_async, map_async and starmap_async return (multiprocessing's AsyncResult)."""
 
-    def __init__(self, outcomes, single):
+    def __init__(self, outcomes, single, function_name):
         self._outcomes = outcomes
         self._single = single
+        self._function_name = function_name
 
     def get(self, timeout=None):
-        values = [_calls.value_of(outcome) for outcome in self._outcomes.get(timeout)]
+        try:
+            outcomes = self._outcomes.get(timeout)
+        except FiberError as error:
+            _naming(error, self._function_name)
+            raise
+        values = [_calls.value_of(outcome) for outcome in outcomes]
         return values[0] if self._single else values
 
     def wait(self, timeout=None):
@@ -42,14 +92,19 @@ class AsyncResult:
 class IMapIterator:
     """What imap and imap_unordered return: results as they come, `next(timeout)` as Python's."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, function_name):
         self._stream = stream
+        self._function_name = function_name
 
     def __iter__(self):
         return self
 
     def next(self, timeout=None):
-        outcome = self._stream.next(timeout)
+        try:
+            outcome = self._stream.next(timeout)
+        except FiberError as error:
+            _naming(error, self._function_name)
+            raise
         if outcome is None:
             raise StopIteration
         return _calls.value_of(outcome)
@@ -57,7 +112,7 @@ class IMapIterator:
     __next__ = next
 
 
-def _on_done(single, callback, error_callback):
+def _on_done(single, callback, error_callback, function_name):
     """What the C++ pool calls when a call is done: the user's callback or error_callback."""
     if callback is None and error_callback is None:
         return None
@@ -72,7 +127,7 @@ def _on_done(single, callback, error_callback):
                 return
             error = _calls.exception_of(failed[0])
         if error_callback is not None:
-            error_callback(error)
+            error_callback(_naming(error, function_name))
 
     return on_done
 
@@ -83,6 +138,8 @@ class Pool:
     def __init__(self, processes=None, initializer=None, initargs=(), maxtasksperchild=None):
         if processes is not None and processes < 1:
             raise ValueError("Number of processes must be at least 1")
+        if processes is not None:
+            processes = operator.index(processes)  # multiprocessing's TypeError for a float
         if initializer is not None and not callable(initializer):
             raise TypeError("initializer must be a callable")
         if maxtasksperchild is not None and (
@@ -102,12 +159,13 @@ class Pool:
 
     def _submit(self, func, argument_tuples, chunksize, callback, error_callback, single):
         self._check_running()
-        function_bytes = _calls.pickled_function(func)
+        function_bytes = _pickled(func)
         calls = [
             _calls.encode_call(function_bytes, args, kwargs) for args, kwargs in argument_tuples
         ]
-        on_done = _on_done(single, callback, error_callback)
-        return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single)
+        name = _name_of(func)
+        on_done = _on_done(single, callback, error_callback, name)
+        return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single, name)
 
     def apply(self, func, args=(), kwds={}):
         return self.apply_async(func, args, kwds).get()
@@ -123,7 +181,7 @@ class Pool:
     def map_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
         items = [((item,), {}) for item in iterable]
         return self._submit(
-            func, items, chunksize or _AUTOMATIC_CHUNKSIZE, callback, error_callback, single=False
+            func, items, _map_chunksize(chunksize), callback, error_callback, single=False
         )
 
     def starmap(self, func, iterable, chunksize=None):
@@ -132,17 +190,16 @@ class Pool:
     def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
         items = [(tuple(args), {}) for args in iterable]
         return self._submit(
-            func, items, chunksize or _AUTOMATIC_CHUNKSIZE, callback, error_callback, single=False
+            func, items, _map_chunksize(chunksize), callback, error_callback, single=False
         )
 
     def _imap(self, func, iterable, chunksize, ordered):
         self._check_running()
-        if chunksize < 1:
-            raise ValueError("Chunksize must be 1+, not {0:n}".format(chunksize))
-        function_bytes = _calls.pickled_function(func)
+        chunksize = _checked_chunksize(chunksize)
+        function_bytes = _pickled(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
         calls = (_calls.encode_call(function_bytes, (item,), {}) for item in iterable)
-        return IMapIterator(self._pool.imap(calls, chunksize, ordered))
+        return IMapIterator(self._pool.imap(calls, chunksize, ordered), _name_of(func))
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
         return self._imap(func, iterable, chunksize, ordered=True)
@@ -181,3 +238,11 @@ class Pool:
 
     def __exit__(self, *exc_info):
         self.terminate()
+
+    def __del__(self):
+        # Dropping a pool that still runs terminates its work with the C++ pool: as
+        # multiprocessing's, say so (ResourceWarning, shown under -X dev or -W).
+        if getattr(self, "_state", None) == _RUN:
+            warnings.warn(
+                f"unclosed running multiprocessing pool {self!r}", ResourceWarning, source=self
+            )

@@ -84,6 +84,12 @@ class PythonPool {
   template <class Call>
   auto in_turn(Call call) {
     py::gil_scoped_release unlocked;
+    return in_turn_without_gil(std::move(call));
+  }
+
+  // in_turn() for a caller that has released the GIL already.
+  template <class Call>
+  auto in_turn_without_gil(Call call) {
     std::lock_guard turn(mutex_);
     return call(*pool_->object);
   }
@@ -155,6 +161,17 @@ void in_turn(PythonPool& pool) {
   pool.in_turn([](Pool& turn) { (turn.*Method)(); });
 }
 
+// Pool::join in slices, each in its own turn: Ctrl-C ends the wait with KeyboardInterrupt, the
+// pool still closed (its work goes on until it is joined again or terminated), and other threads
+// may take turns in between.
+void join(PythonPool& pool) {
+  wait_interruptibly(
+      [&](auto slice) {
+        return pool.in_turn_without_gil([&](Pool& turn) { return turn.join(slice); });
+      },
+      std::nullopt);
+}
+
 }  // namespace
 
 void bind_pool(py::module_& module) {
@@ -173,7 +190,7 @@ void bind_pool(py::module_& module) {
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"))
       .def("close", &in_turn<&Pool::close>)
-      .def("join", &in_turn<&Pool::join>)
+      .def("join", &join)
       .def("terminate", &in_turn<&Pool::terminate>);
 }
 

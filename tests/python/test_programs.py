@@ -14,11 +14,16 @@ from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
 # closing its pool.
 UNCLOSED_POOL_PROGRAM = """
 import fiber, os
+def marked_worker(pid):
+    try:
+        return (b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
+                os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read())
+    except OSError:  # another process of the machine, ended meanwhile
+        return False
 pool = fiber.Pool(2)
 print(pool.map(lambda x: x + 1, [1, 2]))
 print(sum(1 for pid in os.listdir("/proc") if pid.isdigit() and pid != str(os.getpid()) and
-          b"fiber/_worker.py" in open(f"/proc/{pid}/cmdline", "rb").read() and
-          os.environ["FIBER_TEST_MARK"].encode() in open(f"/proc/{pid}/environ", "rb").read()))
+          marked_worker(pid)))
 """
 
 # Waits for a task far longer than a Ctrl-C may take to end it, after saying so.
@@ -29,6 +34,24 @@ pool = fiber.Pool(1)
 pending = pool.apply_async(time.sleep, ({SLEEPING_TASK_SECONDS},))
 print("waiting", flush=True)
 pending.get()
+"""
+
+# Its tasks sleep longer than a program may run (PROGRAM_TIMEOUT_SECONDS): only a join that Ctrl-C
+# interrupts lets it end in time. It says "joining" once its main thread waits in Pool.join (the
+# innermost Python frame while C++ waits), so that the Ctrl-C comes during the join.
+JOINING_TASK_SECONDS = 10 * PROGRAM_TIMEOUT_SECONDS
+JOIN_LOOK_SECONDS = 0.01
+INTERRUPTED_JOIN_PROGRAM = f"""
+import fiber, sys, threading, time
+pool = fiber.Pool(2)
+pending = pool.map_async(time.sleep, [{JOINING_TASK_SECONDS}] * 2, chunksize=1)
+pool.close()
+def say_when_joining(main=threading.main_thread().ident):
+    while sys._current_frames()[main].f_code.co_name != "join":
+        time.sleep({JOIN_LOOK_SECONDS})
+    print("joining", flush=True)
+threading.Thread(target=say_when_joining, daemon=True).start()
+pool.join()
 """
 
 
@@ -79,4 +102,23 @@ def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
     _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
     assert time.monotonic() - interrupted < SLEEPING_TASK_SECONDS / 2
     assert "KeyboardInterrupt" in stderr
+    assert processes_marked(mark.encode()) == []
+
+
+def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
+    mark = f"fiber-test-{uuid.uuid4()}"
+    program = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_JOIN_PROGRAM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+    try:
+        assert program.stdout.readline() == "joining\n"
+        program.send_signal(signal.SIGINT)
+        _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)
+    finally:
+        program.kill()  # a join that ignored Ctrl-C: the test fails, and leaves nothing running
+    assert "in join" in stderr and stderr.rstrip().endswith("KeyboardInterrupt")
     assert processes_marked(mark.encode()) == []

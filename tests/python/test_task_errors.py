@@ -3,7 +3,7 @@
 import ctypes
 import os
 import threading
-from multiprocessing.pool import RemoteTraceback
+from multiprocessing.pool import MaybeEncodingError, RemoteTraceback
 
 import pytest
 
@@ -41,7 +41,7 @@ def test_an_unpicklable_function_is_an_error_at_the_call(pool):
 def test_an_unpicklable_result_fails_that_item_alone(pool):
     stream = pool.imap(lambda x: threading.Lock() if x == 1 else x, [0, 1, 2])
     assert next(stream) == 0
-    with pytest.raises(TypeError, match="cannot pickle"):
+    with pytest.raises(MaybeEncodingError, match="cannot pickle"):
         next(stream)
     assert next(stream) == 2
 
@@ -62,3 +62,18 @@ def test_a_segfault_in_a_task_is_worker_lost_with_the_signal(pool):
 
 def test_a_task_that_prints_returns_its_result(pool, capfd):
     assert pool.apply(lambda: print("from a task") or 7) == 7
+
+
+def crash_with_status(status):
+    os._exit(status)
+
+
+def test_worker_lost_names_the_users_function_not_fibers_task(pool):
+    with pytest.raises(fiber.WorkerLost, match="function 'crash_with_status' crashed") as lost:
+        pool.apply(crash_with_status, (3,))
+    assert "fiber_python_call" not in str(lost.value)
+    with pytest.raises(fiber.WorkerLost, match="function 'crash_with_status' crashed"):
+        next(pool.imap(crash_with_status, [4]))
+    errors = []
+    pool.apply_async(crash_with_status, (5,), error_callback=errors.append).wait()
+    assert len(errors) == 1 and "function 'crash_with_status' crashed" in str(errors[0])

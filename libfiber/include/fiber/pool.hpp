@@ -255,6 +255,14 @@ class FIBER_EXPORT Pool {
   void close();
   // Waits until all submitted work is finished. Needs close() or terminate() first.
   void join();
+  // join() for at most `timeout`: true once all submitted work is finished; false if some still
+  // runs (call again to go on waiting: a caller that must also look at other things, such as a
+  // Python caller's signals, waits in slices).
+  template <class Rep, class Period>
+  bool join(std::chrono::duration<Rep, Period> timeout) {
+    return join_until(detail::Clock::now() +
+                      std::chrono::duration_cast<detail::Clock::duration>(timeout));
+  }
   // Stops now: pending work fails with fiber::PoolClosed, workers go back to the runtime.
   void terminate();
 
@@ -346,6 +354,8 @@ class FIBER_EXPORT Pool {
     };
   }
 
+  // join(), or join(timeout) until `deadline`.
+  bool join_until(std::optional<detail::Clock::time_point> deadline);
   // `callback`, if any, runs on the result handler once the job is done (AsyncCallbacks).
   void submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback = {});
   void call_when_done(const std::shared_ptr<detail::Job>& job, detail::JobCallback callback);

@@ -309,18 +309,27 @@ bool InputFeed::finished() const {
                      [](const State::Batch& batch) { return batch.job->done(); });
 }
 
-void InputFeed::wait_finished() {
+bool InputFeed::wait_finished(std::optional<Clock::time_point> deadline) {
   State& state = *state_;
   std::vector<std::shared_ptr<Job>> jobs;
   {
     std::unique_lock lock(state.mutex);
     state.unbounded = true;
     state.changed.notify_all();
-    state.changed.wait(
-        lock, [&state] { return (state.input_ended || state.stopped) && state.submitting == 0; });
+    auto read_to_the_end = [&state] {
+      return (state.input_ended || state.stopped) && state.submitting == 0;
+    };
+    if (!deadline) {
+      state.changed.wait(lock, read_to_the_end);
+    } else if (!state.changed.wait_until(lock, *deadline, read_to_the_end)) {
+      return false;
+    }
     for (const auto& batch : state.batches) jobs.push_back(batch.job);
   }
-  for (const auto& job : jobs) job->wait_all(std::nullopt);
+  for (const auto& job : jobs) {
+    if (!job->wait_all(deadline)) return false;
+  }
+  return true;
 }
 
 }  // namespace fiber::detail

@@ -212,17 +212,21 @@ void Pool::close() {
   if (state_ == State::running) state_ = State::closed;
 }
 
-void Pool::join() {
+void Pool::join() { join_until(std::nullopt); }
+
+bool Pool::join_until(std::optional<detail::Clock::time_point> deadline) {
   if (state_ == State::running) {
     throw std::logic_error("fiber: Pool::join() needs close() or terminate() first");
   }
-  for (auto& weak : submitted_) {
-    if (auto job = weak.lock()) job->wait_all(std::nullopt);
+  for (; !submitted_.empty(); submitted_.pop_front()) {  // what finished is not waited for again
+    auto job = submitted_.front().lock();
+    if (job && !job->wait_all(deadline)) return false;
   }
-  submitted_.clear();
   for (auto& weak : feeds_) {
-    if (auto feed = weak.lock()) feed->wait_finished();
+    auto feed = weak.lock();
+    if (feed && !feed->wait_finished(deadline)) return false;
   }
+  return true;
 }
 
 void Pool::terminate() {

@@ -58,8 +58,8 @@ class FIBER_EXPORT InputFeed {
   void stop(const std::exception_ptr& why);
   // Whether every item read has an outcome and no more will be read.
   bool finished() const;
-  // Waits until finished() (Pool::join).
-  void wait_finished();
+  // Waits until finished() (Pool::join), or until `deadline`: whether it is.
+  bool wait_finished(std::optional<Clock::time_point> deadline);
 
   struct State;  // libfiber/src/caller/input_feed.cpp
 
