@@ -21,6 +21,9 @@ from fiber.exceptions import (
     WorkerLost,
 )
 from fiber.pool import AsyncResult, IMapIterator, Pool
+from fiber.node_array import NodeArray
+from fiber.pool_stats import PoolStats, WorkerInfo
+from fiber.timeouts import with_timeout
 
 
 def cpu_count():
@@ -43,4 +46,8 @@ __all__ = [
     "TimeoutError",
     "WorkerLost",
     "cpu_count",
+    "NodeArray",
+    "PoolStats",
+    "WorkerInfo",
+    "with_timeout",
 ]
