@@ -170,16 +170,9 @@ py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
 
 py::object next(PythonStream& stream, std::optional<double> timeout) {
   std::optional<std::string> outcome;
+  // Nothing within a slice leaves the stream unchanged; an item's TimeoutError is thrown.
   bool there = wait_interruptibly(
-      [&](auto slice) {
-        try {
-          outcome = stream.object->next(slice);
-          return true;
-        } catch (const TimeoutError&) {  // nothing within the slice: the stream is unchanged
-          return false;
-        }
-      },
-      timeout);
+      [&](auto slice) { return stream.object->next_within(slice, outcome); }, timeout);
   if (!there) throw TimeoutError("fiber: no result within the timeout");
   if (!outcome) return py::none();
   return py::bytes(*outcome);
