@@ -114,19 +114,23 @@ def main():
     mib = 1 << 20
     table_bytes = arguments.floats * np.dtype(np.float32).itemsize
     print(f"table: {table_bytes / mib:.1f} MiB")
-    print("workers,processes,pss_none_mib,pss_shared_mib,pss_private_mib,"
-          "shared_copies,private_copies,private_over_shared")
+    print(
+        "workers,processes,pss_none_mib,pss_shared_mib,pss_private_mib,"
+        "shared_copies,private_copies,private_over_shared"
+    )
     for workers in arguments.workers:
         measured = {}
         for kind in KINDS:
-            command = [sys.executable, __file__, "--run", kind, str(workers),
-                       "--floats", str(arguments.floats)]
+            command = [sys.executable, __file__, "--run", kind, str(workers)]
+            command += ["--floats", str(arguments.floats)]
             line = subprocess.run(command, capture_output=True, text=True, check=True).stdout
             measured[kind] = json.loads(line.strip().splitlines()[-1])
         none, shared, private = (measured[kind]["pss"] for kind in KINDS)
-        print(f"{workers},{measured['shared']['processes']},{none / mib:.1f},{shared / mib:.1f},"
-              f"{private / mib:.1f},{(shared - none) / table_bytes:.2f},"
-              f"{(private - none) / table_bytes:.2f},{(private - none) / (shared - none):.2f}")
+        print(
+            f"{workers},{measured['shared']['processes']},{none / mib:.1f},{shared / mib:.1f},"
+            f"{private / mib:.1f},{(shared - none) / table_bytes:.2f},"
+            f"{(private - none) / table_bytes:.2f},{(private - none) / (shared - none):.2f}"
+        )
 
 
 if __name__ == "__main__":
