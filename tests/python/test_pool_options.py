@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+from conftest import run_program
 
 import fiber
 
@@ -125,3 +126,24 @@ def test_an_autoscaling_pool_grows_with_its_backlog_and_shrinks_when_idle():
         assert pending.get() == [0.5] * 16
         assert wait_for_size(pool, 1) == 1
         assert pool.stats().parked_workers >= 1
+
+
+# A program of its own: a killed worker's MPI process must not share a runtime with later tests.
+KILLED_WORKER_PROGRAM = """
+import os, signal, time, fiber
+with fiber.Pool(2, worker_timeout=2.0) as pool:
+    pending = pool.map_async(lambda s: time.sleep(s) or os.getppid(), [3, 3], 1)
+    time.sleep(1)
+    victim = pool.workers()[0].pid
+    os.kill(victim, signal.SIGKILL)
+    parents = pending.get()
+    stats = pool.stats()
+    print(victim in parents, stats.workers_lost, stats.tasks_retried, pool.size())
+"""
+
+
+def test_worker_timeout_takes_a_silent_worker_for_lost_and_runs_its_item_elsewhere():
+    finished = run_program(KILLED_WORKER_PROGRAM)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.split() == ["False", "1", "1", "2"]
+    assert "stopped answering for 2.0 s" in finished.stderr
