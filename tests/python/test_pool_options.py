@@ -146,4 +146,4 @@ def test_worker_timeout_takes_a_silent_worker_for_lost_and_runs_its_item_elsewhe
     finished = run_program(KILLED_WORKER_PROGRAM)
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.split() == ["False", "1", "1", "2"]
-    assert "stopped answering for 2.0 s" in finished.stderr
+    assert "stopped answering" in finished.stderr
