@@ -13,7 +13,7 @@ import fiber
 # Long enough that only the deadline ends it; short enough that nothing waits for it.
 HANGING_SECONDS = 120
 # A deadline that a loaded machine's ordinary tasks never reach.
-TASK_TIMEOUT_SECONDS = 1.0
+TASK_TIMEOUT_SECONDS = 2.0
 # How long the tests wait for a pool to autoscale (they poll: it usually takes a second or so).
 SCALING_LIMIT_SECONDS = 60
 POLL_SECONDS = 0.1
@@ -118,12 +118,22 @@ def wait_for_size(pool, size):
     return pool.size()
 
 
-def test_an_autoscaling_pool_grows_with_its_backlog_and_shrinks_when_idle():
+def wait_for_file(path):
+    """A task that holds its worker until the test creates `path` (at most the scaling limit)."""
+    deadline = time.monotonic() + SCALING_LIMIT_SECONDS
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    return os.path.exists(path)
+
+
+def test_an_autoscaling_pool_grows_with_its_backlog_and_shrinks_when_idle(tmp_path):
+    flag = str(tmp_path / "go")
     with fiber.Pool(min_workers=1, max_workers=2, scale_down_after=0.5) as pool:
         assert pool.size() == 1
-        pending = pool.map_async(lambda s: time.sleep(s) or s, [0.5] * 16, 1)
+        pending = pool.map_async(wait_for_file, [flag] * 8, 1)  # a backlog until the flag
         assert wait_for_size(pool, 2) == 2
-        assert pending.get() == [0.5] * 16
+        open(flag, "w").close()
+        assert pending.get() == [True] * 8
         assert wait_for_size(pool, 1) == 1
         assert pool.stats().parked_workers >= 1
 
