@@ -206,6 +206,29 @@ TEST_F(PoolImap, NextWithTimeoutThrowsAndCanBeRetried) {
   }
 }
 
+// next_within: a wait that runs out returns false; an item killed at its deadline throws its
+// own fiber::TimeoutError (how fiber._fiber waits in slices and still raises it).
+TEST_F(PoolImap, NextWithinTellsAWaitThatRanOutFromAnItemsTimeout) {
+  std::string never = unique_path("fiber-imap-never");
+  std::filesystem::remove(never);
+  std::vector<std::string> paths{never};
+  auto stream = pool->imap(fiber::with_timeout(wait_for_file, 300ms), paths);
+  std::optional<int> result;
+  EXPECT_FALSE(stream.next_within(1ms, result));  // the item runs: nothing yet, stream unchanged
+  auto give_up = std::chrono::steady_clock::now() + kPatience;
+  bool there = false;
+  try {
+    while (!there && std::chrono::steady_clock::now() < give_up) {
+      there = stream.next_within(100ms, result);
+    }
+    ADD_FAILURE() << "the item's deadline did not throw";
+  } catch (const fiber::TimeoutError& error) {
+    EXPECT_NE(std::string(error.what()).find("wait_for_file"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(stream.next_within(kPatience, result));
+  EXPECT_EQ(result, std::nullopt);  // the end of the stream
+}
+
 TEST(PoolImapLifetime, TerminateEndsAStreamWithPoolClosed) {
   fiber::Pool pool({.processes = 1});
   auto stream = pool.imap(square, std::views::iota(0));

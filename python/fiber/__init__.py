@@ -46,6 +46,9 @@ from fiber.unsupported import (
     Semaphore,
     Value,
 )
+from fiber.node_array import NodeArray
+from fiber.pool_stats import PoolStats, WorkerInfo
+from fiber.timeouts import with_timeout
 
 
 def cpu_count():
@@ -98,4 +101,8 @@ __all__ = [
     "RLock",
     "Semaphore",
     "Value",
+    "NodeArray",
+    "PoolStats",
+    "WorkerInfo",
+    "with_timeout",
 ]

@@ -5,11 +5,13 @@ C++ pool runs them as the task fiber_python_call in the workers' task processes.
 in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
 
+import numbers
 import operator
 import warnings
 
-from fiber import _calls, _fiber, _runtime
+from fiber import _broadcasts, _calls, _fiber, _reductions, _runtime, timeouts
 from fiber.exceptions import FiberError
+from fiber.pool_stats import PoolStats, WorkerInfo
 
 _RUN, _CLOSE, _TERMINATE = "RUN", "CLOSE", "TERMINATE"
 # multiprocessing's default for imap and imap_unordered: one item per chunk.
@@ -132,10 +134,37 @@ def _on_done(single, callback, error_callback, function_name):
     return on_done
 
 
-class Pool:
-    """multiprocessing.Pool on fiber's workers (processes=None: one per processor slot)."""
+def _count(name, value, least):
+    """An option that counts something: an int (not a bool) of at least `least`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < least:
+        raise ValueError(f"{name} must be >= {least}, not {value}")
+    return int(value)
 
-    def __init__(self, processes=None, initializer=None, initargs=(), maxtasksperchild=None):
+
+class Pool:
+    """multiprocessing.Pool on fiber's workers (processes=None: one per processor slot), with
+    fiber's own options after the `*` (fiber::PoolOptions; times in seconds): max_retries, how
+    often an item whose task process crashed or timed out runs again; task_timeout, the longest
+    an item may run (None: no limit); worker_timeout, how long a busy worker may be silent
+    before it is taken for dead; max_workers > 0 autoscales between min_workers and
+    max_workers, parking a worker idle for scale_down_after."""
+
+    def __init__(
+        self,
+        processes=None,
+        initializer=None,
+        initargs=(),
+        maxtasksperchild=None,
+        *,
+        max_retries=2,
+        task_timeout=None,
+        worker_timeout=10.0,
+        min_workers=0,
+        max_workers=0,
+        scale_down_after=5.0,
+    ):
         if processes is not None and processes < 1:
             raise ValueError("Number of processes must be at least 1")
         if processes is not None:
@@ -146,10 +175,33 @@ class Pool:
             not isinstance(maxtasksperchild, int) or maxtasksperchild <= 0
         ):
             raise ValueError("maxtasksperchild must be a positive int or None")
+        sizes = {
+            "max_retries": _count("max_retries", max_retries, 0),
+            "min_workers": _count("min_workers", min_workers, 0),
+            "max_workers": _count("max_workers", max_workers, 0),
+        }
+        if sizes["max_workers"] > 0 and sizes["min_workers"] > sizes["max_workers"]:
+            raise ValueError("autoscaling needs min_workers <= max_workers")
+        times_ms = {
+            "task_timeout_ms": 0
+            if task_timeout is None
+            else timeouts.milliseconds("task_timeout", task_timeout, allow_zero=False),
+            "worker_timeout_ms": timeouts.milliseconds(
+                "worker_timeout", worker_timeout, allow_zero=False
+            ),
+            "scale_down_after_ms": timeouts.milliseconds(
+                "scale_down_after", scale_down_after, allow_zero=True
+            ),
+        }
         _runtime.start()
         self._pool = _fiber.Pool(
-            processes or 0, _calls.encode_initializer(initializer, initargs), maxtasksperchild
+            processes or 0,
+            _calls.encode_initializer(initializer, initargs),
+            maxtasksperchild,
+            **sizes,
+            **times_ms,
         )
+        self._broadcasts = _broadcasts.Latest()
         self._state = _RUN
         _runtime.track(self)
 
@@ -159,13 +211,15 @@ class Pool:
 
     def _submit(self, func, argument_tuples, chunksize, callback, error_callback, single):
         self._check_running()
+        func, timeout_ms = timeouts.split(func)
         function_bytes = _pickled(func)
         calls = [
             _calls.encode_call(function_bytes, args, kwargs) for args, kwargs in argument_tuples
         ]
         name = _name_of(func)
         on_done = _on_done(single, callback, error_callback, name)
-        return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single, name)
+        outcomes = self._pool.map_async(calls, chunksize, on_done, timeout_ms)
+        return AsyncResult(outcomes, single, name)
 
     def apply(self, func, args=(), kwds={}):
         return self.apply_async(func, args, kwds).get()
@@ -196,16 +250,88 @@ class Pool:
     def _imap(self, func, iterable, chunksize, ordered):
         self._check_running()
         chunksize = _checked_chunksize(chunksize)
+        func, timeout_ms = timeouts.split(func)
         function_bytes = _pickled(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
         calls = (_calls.encode_call(function_bytes, (item,), {}) for item in iterable)
-        return IMapIterator(self._pool.imap(calls, chunksize, ordered), _name_of(func))
+        stream = self._pool.imap(calls, chunksize, ordered, timeout_ms)
+        return IMapIterator(stream, _name_of(func))
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
         return self._imap(func, iterable, chunksize, ordered=True)
 
     def imap_unordered(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
         return self._imap(func, iterable, chunksize, ordered=False)
+
+    def map_reduce(self, func, iterable, op, chunksize=None):
+        """functools.reduce(op, self.map(func, iterable)), folded where the results are: each
+        chunk's results in its task process, each node's chunks on that node, one value per node
+        in the master (fiber::Pool::map_reduce; chunksize None: two chunks per worker). `op` must
+        be associative (a sum, a concatenation): the value is then the sequential fold's, with
+        the same bits for the same hosts and worker counts. The first failed item's exception
+        (in item order), or op's, is raised."""
+        self._check_running()
+        func, op = self._untimed(func, "map_reduce"), self._untimed(op, "map_reduce")
+        if not callable(op):
+            raise TypeError("map_reduce's op must be a callable of two values")
+        chunksize = _map_chunksize(chunksize)
+        operation = _pickled(op)
+        function_bytes = _pickled(func)
+        items = [
+            _reductions.encode_item(operation, _calls.encode_call(function_bytes, (item,), {}))
+            for item in iterable
+        ]
+        if not items:
+            raise TypeError("map_reduce() of an empty iterable with no initial value")
+        return _reductions.value_of(self._pool.map_reduce(items, chunksize))
+
+    def broadcast(self, func, *args, **kwargs):
+        """func(*args, **kwargs) once in every task process of the pool, after what each has
+        queued, and in every one that starts later (a worker joining, a crash's replacement):
+        per-worker state, e.g. a generation's parameters, sent once per worker rather than with
+        every task. Returns once sent; every later call of the pool runs after it. If it raises
+        in a task process, the pool's later calls fail with fiber.TaskError until the next
+        broadcast."""
+        self._check_running()
+        func = self._untimed(func, "broadcast")
+        if not callable(func):
+            raise TypeError("broadcast needs a callable")
+        self._pool.broadcast(self._broadcasts.encode(func, args, kwargs))
+
+    @staticmethod
+    def _untimed(func, call):
+        if isinstance(func, timeouts.TimedFunction):
+            raise ValueError(
+                f"{call} takes no with_timeout function: the pool's task_timeout applies to it"
+            )
+        return func
+
+    def resize(self, processes):
+        """Grows or shrinks the pool to `processes` workers while it runs, losing nothing:
+        growing takes parked workers first and spawns the rest (each runs the initializer and
+        the broadcasts); shrinking parks workers once their work is done."""
+        self._check_running()
+        self._pool.resize(_count("processes", processes, 0))
+
+    def stats(self):
+        """The pool's counters since its start (fiber.PoolStats)."""
+        self._check_live()
+        return PoolStats(**self._pool.stats())
+
+    def size(self):
+        """The number of workers the pool has now (a method, as in C++: it changes with resize
+        and autoscaling)."""
+        self._check_live()
+        return self._pool.size()
+
+    def workers(self):
+        """Where the pool's workers run: a list of fiber.WorkerInfo(id, host, pid)."""
+        self._check_live()
+        return [WorkerInfo(*worker) for worker in self._pool.workers()]
+
+    def _check_live(self):
+        if self._pool is None:
+            raise ValueError("Pool not running (terminated or joined)")
 
     def close(self):
         if self._state == _RUN:

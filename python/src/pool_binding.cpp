@@ -3,11 +3,14 @@
 #include <pybind11/stl.h>
 #include <fiber/pool.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -99,28 +102,54 @@ class PythonPool {
   std::optional<ReleasedOnEnd<Pool>> pool_;
 };
 
+using std::chrono::milliseconds;
+
+// fiber's own options besides multiprocessing's (fiber/pool.py checks them and gives times in
+// milliseconds); what fiber::Pool refuses is a std::invalid_argument, Python's ValueError.
 std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initializer,
-                                      std::optional<int> maxtasksperchild) {
+                                      std::optional<int> maxtasksperchild, int max_retries,
+                                      std::int64_t task_timeout_ms, std::int64_t worker_timeout_ms,
+                                      int min_workers, int max_workers,
+                                      std::int64_t scale_down_after_ms) {
   return std::make_unique<PythonPool>(
       PoolOptions{.processes = processes,
                   .initializer = fiber::call(&fiber_python_initializer, initializer),
-                  .maxtasksperchild = maxtasksperchild});
+                  .maxtasksperchild = maxtasksperchild,
+                  .max_retries = max_retries,
+                  .task_timeout = milliseconds(task_timeout_ms),
+                  .worker_timeout = milliseconds(worker_timeout_ms),
+                  .min_workers = min_workers,
+                  .max_workers = max_workers,
+                  .scale_down_after = milliseconds(scale_down_after_ms)});
+}
+
+// submit(the task fiber_python_call), with a deadline per item if the call has one
+// (fiber.with_timeout; 0: the pool's task_timeout).
+template <class Submit>
+auto with_call_task(std::int64_t timeout_ms, Submit submit) {
+  if (timeout_ms > 0)
+    return submit(fiber::with_timeout(&fiber_python_call, milliseconds(timeout_ms)));
+  return submit(&fiber_python_call);
 }
 
 Outcomes map_async(PythonPool& pool, const std::vector<std::string>& calls, std::size_t chunksize,
-                   std::optional<py::object> on_done) {
+                   std::optional<py::object> on_done, std::int64_t timeout_ms) {
   auto callbacks = calling_back(std::move(on_done));
   return pool.in_turn([&](Pool& turn) {
-    return turn.map_async(&fiber_python_call, calls, chunksize, std::move(callbacks));
+    return with_call_task(timeout_ms, [&](const auto& task) {
+      return turn.map_async(task, calls, chunksize, std::move(callbacks));
+    });
   });
 }
 
 std::unique_ptr<PythonStream> imap(PythonPool& pool, py::iterator calls, std::size_t chunksize,
-                                   bool ordered) {
+                                   bool ordered, std::int64_t timeout_ms) {
   PythonIteratorRange range(std::move(calls));
   auto stream = pool.in_turn([&](Pool& turn) {  // the feeder thread starts reading at once
-    return ordered ? turn.imap(&fiber_python_call, std::move(range), chunksize)
-                   : turn.imap_unordered(&fiber_python_call, std::move(range), chunksize);
+    return with_call_task(timeout_ms, [&](const auto& task) {
+      return ordered ? turn.imap(task, std::move(range), chunksize)
+                     : turn.imap_unordered(task, std::move(range), chunksize);
+    });
   });
   return std::make_unique<PythonStream>(std::make_unique<OutcomeStream>(std::move(stream)));
 }
@@ -141,16 +170,9 @@ py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
 
 py::object next(PythonStream& stream, std::optional<double> timeout) {
   std::optional<std::string> outcome;
+  // Nothing within a slice leaves the stream unchanged; an item's TimeoutError is thrown.
   bool there = wait_interruptibly(
-      [&](auto slice) {
-        try {
-          outcome = stream.object->next(slice);
-          return true;
-        } catch (const TimeoutError&) {  // nothing within the slice: the stream is unchanged
-          return false;
-        }
-      },
-      timeout);
+      [&](auto slice) { return stream.object->next_within(slice, outcome); }, timeout);
   if (!there) throw TimeoutError("fiber: no result within the timeout");
   if (!outcome) return py::none();
   return py::bytes(*outcome);
@@ -172,6 +194,55 @@ void join(PythonPool& pool) {
       std::nullopt);
 }
 
+// A map_reduce's value (fiber/_reductions.py: the partial results' bytes), waited for as get()
+// waits. The reduction moves on in its caller's waits, which submit to the pool: they take the
+// pool's turn, a slice at a time, so that other threads' calls go on between the slices. The
+// master's fold runs the Python operation, which takes the GIL (python_task.cpp).
+py::bytes map_reduce(PythonPool& pool, const std::vector<std::string>& calls,
+                     std::size_t chunksize) {
+  std::optional<Reduction<std::string>> reduction = pool.in_turn([&](Pool& turn) {
+    return turn.map_reduce_async(&fiber_python_reduce_item, calls, &fiber_python_combine,
+                                 chunksize);
+  });
+  struct ReleasedInTurn {  // however the wait ends (Ctrl-C too): dropped as the pool's calls are
+    PythonPool& pool;
+    std::optional<Reduction<std::string>>& reduction;
+    ~ReleasedInTurn() {
+      py::gil_scoped_release unlocked;
+      pool.in_turn_without_gil([&](Pool&) { reduction.reset(); });
+    }
+  } released{pool, reduction};
+  wait_interruptibly(
+      [&](auto slice) {
+        return pool.in_turn_without_gil([&](Pool&) { return reduction->wait(slice); });
+      },
+      std::nullopt);
+  std::string value = pool.in_turn([&](Pool&) { return reduction->get(); });
+  return py::bytes(value);
+}
+
+py::dict stats(PythonPool& pool) {
+  PoolStats counted = pool.in_turn([](Pool& turn) { return turn.stats(); });
+  py::dict fields;
+  fields["workers"] = counted.workers;
+  fields["parked_workers"] = counted.parked_workers;
+  fields["tasks_completed"] = counted.tasks_completed;
+  fields["tasks_failed"] = counted.tasks_failed;
+  fields["tasks_retried"] = counted.tasks_retried;
+  fields["crashes"] = counted.crashes;
+  fields["timeouts"] = counted.timeouts;
+  fields["workers_lost"] = counted.workers_lost;
+  return fields;
+}
+
+// (id, host, pid) of each of the pool's workers.
+std::vector<std::tuple<int, std::string, long>> workers(PythonPool& pool) {
+  auto infos = pool.in_turn([](Pool& turn) { return turn.workers(); });
+  std::vector<std::tuple<int, std::string, long>> listed;
+  for (const auto& info : infos) listed.emplace_back(info.id, info.host, info.pid);
+  return listed;
+}
+
 }  // namespace
 
 void bind_pool(py::module_& module) {
@@ -186,9 +257,30 @@ void bind_pool(py::module_& module) {
       .def("next", &next, py::arg("timeout") = py::none());
   py::class_<PythonPool>(module, "Pool", "fiber::Pool running Python calls (fiber/_calls.py).")
       .def(py::init(&make_pool), py::arg("processes"), py::arg("initializer"),
-           py::arg("maxtasksperchild"))
-      .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"))
-      .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"))
+           py::arg("maxtasksperchild"), py::arg("max_retries"), py::arg("task_timeout_ms"),
+           py::arg("worker_timeout_ms"), py::arg("min_workers"), py::arg("max_workers"),
+           py::arg("scale_down_after_ms"))
+      .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"),
+           py::arg("timeout_ms"))
+      .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"),
+           py::arg("timeout_ms"))
+      .def("map_reduce", &map_reduce, py::arg("calls"), py::arg("chunksize"))
+      .def(
+          "broadcast",
+          [](PythonPool& pool, const std::string& broadcast) {
+            pool.in_turn([&](Pool& turn) { turn.broadcast(&fiber_python_broadcast, broadcast); });
+          },
+          py::arg("broadcast"))
+      .def(
+          "resize",
+          [](PythonPool& pool, int processes) {
+            pool.in_turn([&](Pool& turn) { turn.resize(processes); });
+          },
+          py::arg("processes"))
+      .def("stats", &stats)
+      .def("size",
+           [](PythonPool& pool) { return pool.in_turn([](Pool& turn) { return turn.size(); }); })
+      .def("workers", &workers)
       .def("close", &in_turn<&Pool::close>)
       .def("join", &join)
       .def("terminate", &in_turn<&Pool::terminate>);

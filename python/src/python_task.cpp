@@ -33,12 +33,13 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// `module`.`function`(argument), called holding the task's GIL (TaskGil), which must outlive the
-// result; Python's error becomes a C++ one, made while the GIL is held (error_already_set needs
-// it).
-py::object call_in_python(const char* module, const char* function, const std::string& argument) {
+// `module`.`function`(arguments...), each as bytes, called holding the task's GIL (TaskGil),
+// which must outlive the result; Python's error becomes a C++ one, made while the GIL is held
+// (error_already_set needs it).
+template <class... Arguments>
+py::object call_in_python(const char* module, const char* function, const Arguments&... arguments) {
   try {
-    return py::module_::import(module).attr(function)(py::bytes(argument));
+    return py::module_::import(module).attr(function)(py::bytes(arguments)...);
   } catch (const py::error_already_set& error) {
     throw std::runtime_error(error.what());
   }
@@ -64,8 +65,28 @@ void fiber_python_process(const std::string& process) {
   call_in_python("fiber.process", "run_in_child", process);
 }
 
+void fiber_python_broadcast(const std::string& broadcast) {
+  TaskGil gil;
+  call_in_python("fiber._broadcasts", "run", broadcast);
+}
+
+std::string fiber_python_reduce_item(const std::string& call) {
+  TaskGil gil;
+  py::bytes partial = call_in_python("fiber._reductions", "run_item", call);
+  return std::string(partial);
+}
+
+std::string fiber_python_combine(const std::string& left, const std::string& right) {
+  TaskGil gil;  // in the master too: its caller waits for the reduction without the GIL
+  py::bytes partial = call_in_python("fiber._reductions", "combine", left, right);
+  return std::string(partial);
+}
+
 FIBER_TASK(fiber_python_call);
 FIBER_TASK(fiber_python_initializer);
 FIBER_TASK(fiber_python_process);
+FIBER_TASK(fiber_python_broadcast);
+FIBER_TASK(fiber_python_reduce_item);
+FIBER_TASK(fiber_python_combine);
 
 }  // namespace fiber::python

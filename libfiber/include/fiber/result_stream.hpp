@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "fiber/detail/input_feed.hpp"
+#include "fiber/errors.hpp"
 #include "fiber/serialization.hpp"
 
 namespace fiber {
@@ -35,6 +36,22 @@ class ResultStream {
   std::optional<T> next(std::chrono::duration<Rep, Period> timeout) {
     return decoded(feed_->next(detail::Clock::now() +
                                std::chrono::duration_cast<detail::Clock::duration>(timeout)));
+  }
+
+  // As next(timeout), but a wait that runs out returns false (the stream unchanged) instead of
+  // throwing, so that a caller waiting in slices tells it from an item's own
+  // fiber::TimeoutError (a task killed at its deadline), which next_within throws.
+  template <class Rep, class Period>
+  bool next_within(std::chrono::duration<Rep, Period> timeout, std::optional<T>& result) {
+    std::optional<detail::InputFeed::Item> item;
+    try {
+      item = feed_->next(detail::Clock::now() +
+                         std::chrono::duration_cast<detail::Clock::duration>(timeout));
+    } catch (const TimeoutError&) {
+      return false;
+    }
+    result = decoded(item);
+    return true;
   }
 
   class iterator {
