@@ -46,9 +46,19 @@ from fiber.unsupported import (
     Semaphore,
     Value,
 )
-from fiber.node_array import NodeArray
 from fiber.pool_stats import PoolStats, WorkerInfo
 from fiber.timeouts import with_timeout
+
+
+def __getattr__(name):
+    # NodeArray needs numpy: imported at its first use, so that `import fiber`, which every worker
+    # does, loads no BLAS and starts no thread pool before the worker forks its task processes
+    # (tests/python/test_task_threads.py).
+    if name == "NodeArray":
+        from fiber.node_array import NodeArray
+
+        return NodeArray
+    raise AttributeError(f"module 'fiber' has no attribute {name!r}")
 
 
 def cpu_count():
