@@ -5,6 +5,10 @@ and functions of __main__ or of `python3 -c` run in workers that never ran the u
 Its outcome is one byte (_RETURNED or _RAISED) and the pickled value, or the pickled exception
 with the task process's traceback text, which the caller raises with that text as its __cause__,
 as multiprocessing does (multiprocessing.pool.RemoteTraceback).
+
+Both are frames (python/src/frames.hpp): the pickle, then its out-of-band buffers (protocol 5),
+so that a numpy array's data is copied once, into the bytes fiber sends, and unpickled over the
+received bytes themselves, without a copy.
 """
 
 import os
@@ -28,8 +32,21 @@ def pickled_function(function):
     return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _frames(value):
+    """The pickle of `value` and its out-of-band buffers: frames for fiber._fiber to join."""
+    buffers = []
+    data = cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL,
+                             buffer_callback=buffers.append)
+    return [data, *buffers]
+
+
+def _loaded(frames, skip=0):
+    """The value of frames (memoryviews that fiber._fiber split), past `skip` bytes of the first."""
+    return pickle.loads(frames[0][skip:], buffers=frames[1:])
+
+
 def encode_call(function_bytes, args, kwargs):
-    return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    return _frames((function_bytes, args, kwargs))
 
 
 def master_context():
@@ -41,7 +58,8 @@ def encode_initializer(initializer, initargs):
     """A pool's initializer: the master's context, then the user's initializer if any."""
     user_call = None
     if initializer is not None:
-        user_call = encode_call(pickled_function(initializer), tuple(initargs), {})
+        user_call = cloudpickle.dumps((pickled_function(initializer), tuple(initargs), {}),
+                                      protocol=pickle.HIGHEST_PROTOCOL)
     return pickle.dumps((master_context(), user_call), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -89,27 +107,30 @@ def _pickled_exception(error):
 
 
 def run_call(call):
-    """In a task process: the call's outcome. Only an exception outside Exception (SystemExit,
-    KeyboardInterrupt) leaves it, and fiber reports it as the task's error."""
+    """In a task process: the call's outcome, from the call's frames to the outcome's. Only an
+    exception outside Exception (SystemExit, KeyboardInterrupt) leaves it, and fiber reports it
+    as the task's error."""
     try:
-        function_bytes, args, kwargs = pickle.loads(call)
+        function_bytes, args, kwargs = _loaded(call)
+        del call  # the arguments' buffers live as long as the arguments, no longer
         result = _function(function_bytes)(*args, **kwargs)
-        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        data, *buffers = _frames(result)
+        return [_RETURNED + data, *buffers]
     except Exception as error:
-        return _RAISED + _pickled_exception(error)
+        return [_RAISED + _pickled_exception(error)]
     finally:
         _flush_output()
 
 
 def raised(outcome):
-    return outcome[:1] == _RAISED
+    return outcome[0][:1] == _RAISED
 
 
 def value_of(outcome):
     """The call's value, or raises its exception with the remote traceback as its __cause__."""
     if not raised(outcome):
-        return pickle.loads(memoryview(outcome)[1:])
-    error, text = pickle.loads(memoryview(outcome)[1:])
+        return _loaded(outcome, skip=len(_RETURNED))
+    error, text = _loaded(outcome, skip=len(_RAISED))
     error.__cause__ = RemoteTraceback(f'\n"""\n{text}"""')
     raise error
 

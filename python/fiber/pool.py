@@ -1,6 +1,6 @@
 """fiber.Pool: multiprocessing.Pool's methods over fiber's C++ pool (fiber._fiber.Pool).
 
-Each call's function is pickled once, each item becomes a call's bytes (fiber/_calls.py), and the
+Each call's function is pickled once, each item becomes a call's frames (fiber/_calls.py), and the
 C++ pool runs them as the task fiber_python_call in the workers' task processes. Waiting happens
 in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """

@@ -2,6 +2,7 @@
 // Python tasks, in the master and in every worker.
 #include <pybind11/pybind11.h>
 
+#include "frames.hpp"
 #include "pool_binding.hpp"
 #include "python_errors.hpp"
 #include "python_task.hpp"
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_fiber, module) {
   fiber::python::register_error_translation();
   fiber::python::bind_runtime(module);
   fiber::python::bind_pool(module);
+  fiber::python::bind_frames(module);
 }

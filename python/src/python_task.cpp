@@ -5,6 +5,9 @@
 #include <fiber/task.hpp>
 
 #include <stdexcept>
+#include <utility>
+
+#include "frames.hpp"
 
 namespace py = pybind11;
 
@@ -33,12 +36,13 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// fiber._calls.`function`(argument), called holding the task's GIL (TaskGil), which must outlive
-// the result; Python's error becomes a C++ one, made while the GIL is held (error_already_set
-// needs it).
-py::object call_in_python(const char* function, const std::string& argument) {
+// fiber._calls.`function`(make_argument()), called holding the task's GIL (TaskGil), which must
+// outlive the result; Python's error becomes a C++ one, made while the GIL is held
+// (error_already_set needs it).
+template <class MakeArgument>
+py::object call_in_python(const char* function, MakeArgument make_argument) {
   try {
-    return py::module_::import("fiber._calls").attr(function)(py::bytes(argument));
+    return py::module_::import("fiber._calls").attr(function)(make_argument());
   } catch (const py::error_already_set& error) {
     throw std::runtime_error(error.what());
   }
@@ -48,15 +52,15 @@ py::object call_in_python(const char* function, const std::string& argument) {
 
 void note_interpreter_process() { interpreter_process = getpid(); }
 
-std::string fiber_python_call(const std::string& call) {
+std::string fiber_python_call(std::string call) {
   TaskGil gil;
-  py::bytes outcome = call_in_python("run_call", call);
-  return std::string(outcome);
+  py::object outcome = call_in_python("run_call", [&] { return split_frames(std::move(call)); });
+  return join_frames(outcome);
 }
 
 void fiber_python_initializer(const std::string& initializer) {
   TaskGil gil;
-  call_in_python("run_initializer", initializer);
+  call_in_python("run_initializer", [&] { return py::bytes(initializer); });
 }
 
 FIBER_TASK(fiber_python_call);
