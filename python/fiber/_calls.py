@@ -1,10 +1,13 @@
 """How a Python call crosses to a task process, and its outcome back.
 
-A call is cloudpickled (function, args, kwargs): functions travel by value, so lambdas, closures
-and functions of __main__ or of `python3 -c` run in workers that never ran the user's script.
-Its outcome is one byte (_RETURNED or _RAISED) and the pickled value, or the pickled exception
-with the task process's traceback text, which the caller raises with that text as its __cause__,
-as multiprocessing does (multiprocessing.pool.RemoteTraceback).
+A call is cloudpickled (function, batch, star, kwargs), the batch a list of items: each the one
+argument of a call, or with star its tuple of arguments, called with the kwargs (one for apply, a
+chunk of a map's or a starmap's items). Functions travel by value, so
+lambdas, closures and functions of __main__ or of `python3 -c` run in workers that never ran the
+user's script. Its outcome is one byte (_RETURNED or _RAISED) and the pickled list of values, or
+the pickled exception of the first item that raised (the batch stops there, as a chunk of
+multiprocessing's map does) with the task process's traceback text, which the caller raises
+with that text as its __cause__, as multiprocessing does (multiprocessing.pool.RemoteTraceback).
 
 Both are frames (python/src/frames.hpp): the pickle, then its out-of-band buffers (protocol 5),
 so that a numpy array's data is copied once, into the bytes fiber sends, and unpickled over the
@@ -45,8 +48,8 @@ def _loaded(frames, skip=0):
     return pickle.loads(frames[0][skip:], buffers=frames[1:])
 
 
-def encode_call(function_bytes, args, kwargs):
-    return _frames((function_bytes, args, kwargs))
+def encode_call(function_bytes, batch, star=False, kwargs=None):
+    return _frames((function_bytes, batch, star, kwargs))
 
 
 def master_context():
@@ -111,10 +114,14 @@ def run_call(call):
     exception outside Exception (SystemExit, KeyboardInterrupt) leaves it, and fiber reports it
     as the task's error."""
     try:
-        function_bytes, args, kwargs = _loaded(call)
+        function_bytes, batch, star, kwargs = _loaded(call)
         del call  # the arguments' buffers live as long as the arguments, no longer
-        result = _function(function_bytes)(*args, **kwargs)
-        data, *buffers = _frames(result)
+        function = _function(function_bytes)
+        if star:
+            values = [function(*args, **kwargs) for args in batch]
+        else:
+            values = list(map(function, batch))
+        data, *buffers = _frames(values)
         return [_RETURNED + data, *buffers]
     except Exception as error:
         return [_RAISED + _pickled_exception(error)]
@@ -127,7 +134,7 @@ def raised(outcome):
 
 
 def value_of(outcome):
-    """The call's value, or raises its exception with the remote traceback as its __cause__."""
+    """The call's values, or raises its exception with the remote traceback as its __cause__."""
     if not raised(outcome):
         return _loaded(outcome, skip=len(_RETURNED))
     error, text = _loaded(outcome, skip=len(_RAISED))

@@ -1,9 +1,13 @@
 """fiber.Pool: multiprocessing.Pool's methods over fiber's C++ pool (fiber._fiber.Pool).
 
-Each call's function is pickled once, each item becomes a call's frames (fiber/_calls.py), and the
-C++ pool runs them as the task fiber_python_call in the workers' task processes. Waiting happens
-in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
+Each call's function is pickled once, and its items go in batches, each a call's frames
+(fiber/_calls.py) that the C++ pool runs as one item of the task fiber_python_call in the
+workers' task processes: a map's chunk is one batch, as multiprocessing's chunk is one task, so
+that the master and the task processes pickle once per chunk rather than once per item. Waiting
+happens in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
+
+import math
 
 from fiber import _calls, _fiber, _runtime
 
@@ -12,6 +16,10 @@ _RUN, _CLOSE, _TERMINATE = "RUN", "CLOSE", "TERMINATE"
 _IMAP_CHUNKSIZE = 1
 # fiber's chunksize for "choose it from measured task times".
 _AUTOMATIC_CHUNKSIZE = 0
+# A map without a chunksize goes in this many batches per worker, which fiber's automatic chunks
+# then balance: fewer would leave a worker idle behind a long batch at the end (multiprocessing's
+# default makes 4 chunks per worker), more would pickle more often.
+_BATCHES_PER_WORKER = 16
 
 
 class AsyncResult:
@@ -22,7 +30,7 @@ class AsyncResult:
         self._single = single
 
     def get(self, timeout=None):
-        values = [_calls.value_of(outcome) for outcome in self._outcomes.get(timeout)]
+        values = _values(self._outcomes.get(timeout))
         return values[0] if self._single else values
 
     def wait(self, timeout=None):
@@ -52,9 +60,17 @@ class IMapIterator:
         outcome = self._stream.next(timeout)
         if outcome is None:
             raise StopIteration
-        return _calls.value_of(outcome)
+        return _calls.value_of(outcome)[0]
 
     __next__ = next
+
+
+def _values(outcomes):
+    """The values of batches' outcomes, in order; raises the first batch's error."""
+    values = []
+    for outcome in outcomes:
+        values.extend(_calls.value_of(outcome))
+    return values
 
 
 def _on_done(single, callback, error_callback):
@@ -67,7 +83,7 @@ def _on_done(single, callback, error_callback):
             failed = [outcome for outcome in outcomes if _calls.raised(outcome)]
             if not failed:
                 if callback is not None:
-                    values = [_calls.value_of(outcome) for outcome in outcomes]
+                    values = _values(outcomes)
                     callback(values[0] if single else values)
                 return
             error = _calls.exception_of(failed[0])
@@ -93,6 +109,7 @@ class Pool:
         self._pool = _fiber.Pool(
             processes or 0, _calls.encode_initializer(initializer, initargs), maxtasksperchild
         )
+        self._processes = processes or self._pool.size()
         self._state = _RUN
         _runtime.track(self)
 
@@ -100,40 +117,48 @@ class Pool:
         if self._state != _RUN:
             raise ValueError("Pool not running")
 
-    def _submit(self, func, argument_tuples, chunksize, callback, error_callback, single):
+    def _submit(self, func, batches, star, kwargs, chunksize, callback, error_callback, single):
+        """Runs `func` over batches of items (with `star`, of argument tuples), each batch one item
+        of the C++ pool."""
         self._check_running()
         function_bytes = _calls.pickled_function(func)
-        calls = [
-            _calls.encode_call(function_bytes, args, kwargs) for args, kwargs in argument_tuples
-        ]
+        calls = [_calls.encode_call(function_bytes, batch, star, kwargs) for batch in batches]
         on_done = _on_done(single, callback, error_callback)
         return AsyncResult(self._pool.map_async(calls, chunksize, on_done), single)
+
+    def _submit_map(self, func, items, star, chunksize, callback, error_callback):
+        # A given chunksize: one batch per chunk, each a chunk of fiber's (maxtasksperchild counts
+        # it as one task, as Python does). Automatic: batches that fiber chunks by their times.
+        if chunksize:
+            size, fiber_chunksize = chunksize, 1
+        else:
+            size = max(1, math.ceil(len(items) / (_BATCHES_PER_WORKER * self._processes)))
+            fiber_chunksize = _AUTOMATIC_CHUNKSIZE
+        batches = [items[i:i + size] for i in range(0, len(items), size)]
+        return self._submit(
+            func, batches, star, {}, fiber_chunksize, callback, error_callback, single=False
+        )
 
     def apply(self, func, args=(), kwds={}):
         return self.apply_async(func, args, kwds).get()
 
     def apply_async(self, func, args=(), kwds={}, callback=None, error_callback=None):
         return self._submit(
-            func, [(tuple(args), dict(kwds))], 1, callback, error_callback, single=True
+            func, [[tuple(args)]], True, dict(kwds), 1, callback, error_callback, single=True
         )
 
     def map(self, func, iterable, chunksize=None):
         return self.map_async(func, iterable, chunksize).get()
 
     def map_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
-        items = [((item,), {}) for item in iterable]
-        return self._submit(
-            func, items, chunksize or _AUTOMATIC_CHUNKSIZE, callback, error_callback, single=False
-        )
+        return self._submit_map(func, list(iterable), False, chunksize, callback, error_callback)
 
     def starmap(self, func, iterable, chunksize=None):
         return self.starmap_async(func, iterable, chunksize).get()
 
     def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
-        items = [(tuple(args), {}) for args in iterable]
-        return self._submit(
-            func, items, chunksize or _AUTOMATIC_CHUNKSIZE, callback, error_callback, single=False
-        )
+        items = [tuple(args) for args in iterable]
+        return self._submit_map(func, items, True, chunksize, callback, error_callback)
 
     def _imap(self, func, iterable, chunksize, ordered):
         self._check_running()
@@ -141,7 +166,7 @@ class Pool:
             raise ValueError("Chunksize must be 1+, not {0:n}".format(chunksize))
         function_bytes = _calls.pickled_function(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
-        calls = (_calls.encode_call(function_bytes, (item,), {}) for item in iterable)
+        calls = (_calls.encode_call(function_bytes, [item]) for item in iterable)
         return IMapIterator(self._pool.imap(calls, chunksize, ordered))
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):

@@ -177,6 +177,8 @@ void bind_pool(py::module_& module) {
            py::arg("maxtasksperchild"))
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"))
+      .def("size",
+           [](PythonPool& pool) { return pool.in_turn([](Pool& turn) { return turn.size(); }); })
       .def("close", &in_turn<&Pool::close>)
       .def("join", &in_turn<&Pool::join>)
       .def("terminate", &in_turn<&Pool::terminate>);
