@@ -258,5 +258,6 @@ def main():
         measure_maps(framework, pool, sizes, args.repeats)
         measure_array(framework, pool, megabytes, args.repeats)
 
+
 if __name__ == "__main__":
     main()
