@@ -39,10 +39,13 @@ def pickled_function(function):
 # pickled without cloudpickle, whose pickler costs microseconds to make and calls back into
 # Python for every list, tuple and dict (a map of small items paid that per item).
 _PLAIN_TYPES = frozenset((int, float, str, bytes, bool, type(None)))
+# Past this many items a batch goes to cloudpickle unchecked: its per-call cost is then spread
+# over the batch, and checking each item would cost more than it saves.
+_PLAIN_BATCH_MOST = 16
 
 
 def _plain(items):
-    return all(type(item) in _PLAIN_TYPES for item in items)
+    return len(items) <= _PLAIN_BATCH_MOST and all(type(item) in _PLAIN_TYPES for item in items)
 
 
 def _frames(value, plain=False):
