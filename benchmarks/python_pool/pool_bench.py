@@ -61,7 +61,7 @@ QUICK_ARRAY_MEGABYTES = 20
 BYTES_PER_MEGABYTE = 1_000_000
 FLOAT64_BYTES = 8
 ARRAY_MODE = "array_"  # and the array's megabytes
-# Modules whose pools this script makes twice (the second one after the first was joined): the
+# Modules whose pools this script makes twice (the second after the first was terminated): the
 # others start a cluster, whose start-up is not the pool's.
 RESTARTED = ("fiber", "multiprocessing")
 
