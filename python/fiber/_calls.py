@@ -44,8 +44,13 @@ _PLAIN_TYPES = frozenset((int, float, str, bytes, bool, type(None)))
 _PLAIN_BATCH_MOST = 16
 
 
-def _plain(items):
-    return len(items) <= _PLAIN_BATCH_MOST and all(type(item) in _PLAIN_TYPES for item in items)
+def _plain(items, star=False):
+    """Whether `items` (with `star`, tuples of arguments) are few and all _PLAIN_TYPES."""
+    if len(items) > _PLAIN_BATCH_MOST:
+        return False
+    if star:
+        return all(type(args) is tuple and _plain(args) for args in items)
+    return all(type(item) in _PLAIN_TYPES for item in items)
 
 
 def _frames(value, plain=False):
@@ -65,7 +70,7 @@ def _loaded(frames, skip=0):
 
 
 def encode_call(function_bytes, batch, star=False, kwargs=None):
-    plain = not star and not kwargs and _plain(batch)
+    plain = not kwargs and _plain(batch, star)
     return _frames((function_bytes, batch, star, kwargs), plain)
 
 
