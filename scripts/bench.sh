@@ -20,6 +20,9 @@
 #                multiprocessing.Queue and Pipe
 #   round_hops   where a round of the paper's overhead test spends its time: each chunk's hops
 #                between the master, its worker and its task process (FIBER_HOP_TRACE)
+#   python_pool  fiber's Python front end (import fiber as mp) against C++ fiber's rounds and the
+#                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
+#                empty tasks, pool start-up and reuse, a large numpy array
 #
 #   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
@@ -30,8 +33,8 @@
 #   --hang-limit S              a peer that prints nothing for S seconds is hung (default 60,
 #                               --quick 20: its peers print every second or so)
 #
-# Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel
-# and python3-mpi4py, run with /usr/bin/python3), builds build/ (Release), and writes
+# Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel,
+# python3-mpi4py and python3-distributed, run with /usr/bin/python3), builds build/ (Release), and writes
 # benchmarks/results/NAME.csv, NAME.md and NAME.png for each benchmark, and run.txt (when, which
 # mode, the machine's load). A full run also rewrites the README's tables. Every program runs
 # alone (benchmarks/contained_run.py): in a session of its own, within a time limit, every
@@ -41,11 +44,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity large_results
-  task_hop queue_pipe round_hops)
+  task_hop queue_pipe round_hops python_pool)
 quick=false
 only=()
 results=benchmarks/results
@@ -86,7 +89,7 @@ if [[ -z $build ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
     fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity large_results \
-    fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update
+    fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update _fiber
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
 build=$(cd "$build" && pwd)
@@ -208,6 +211,8 @@ if $quick; then
   task_hop=(--tasks 20000 --runs 1)
   queue_pipe=(--items 50000 --round-trips 5000 --runs 1)
   round_hops=(--total 0.1)
+  python_rounds=(--total 0.2 --task-seconds 0.001 0.0001 --repeats 1)
+  python_pool=(--quick)
 else
   quick_flag=()
   overhead=(--repeats 3)
@@ -224,6 +229,8 @@ else
   task_hop=(--tasks 100000 --runs 3 --syscalls)
   queue_pipe=(--runs 3)
   round_hops=(--total 0.5)
+  python_rounds=(--task-seconds 1 0.01 0.001 0.0001 --repeats 3)
+  python_pool=()
 fi
 peers=("multiprocessing multiprocessing" "mpi4py.futures mpi4py_futures"
   "ipyparallel ipyparallel")  # framework (as in the CSV), script name
@@ -358,6 +365,24 @@ bench_round_hops() {
   printf '# Where a round of the overhead test spends its time\n\n' >"$results/round_hops.md"
   measure round_hops 300 "$results/round_hops.md" $python benchmarks/overhead/round_hops.py \
     "$build" --csv "$results/round_hops.csv" "${round_hops[@]}"
+}
+
+# The Python front end: its rounds beside C++ fiber's (fiber_overhead's default pool) and the
+# floor in the same run, then each Python peer through the same script (benchmarks/python_pool/).
+bench_python_pool() {
+  begin_csv python_pool "framework,mode,task_seconds,tasks,workers,seconds,measured_tasks"
+  local out="$results/python_pool.csv.tmp" bin="$build/benchmarks/overhead" module
+  local script=benchmarks/python_pool/pool_bench.py
+  measure sleep_floor 300 "$out" "$bin/sleep_floor" "${python_rounds[@]}"
+  measure fiber_overhead 600 "$out" "$bin/fiber_overhead" --modes apply_async "${python_rounds[@]}"
+  measure "fiber (Python)" 600 "$out" env PYTHONPATH="$build/python" $python "$script" \
+    --module fiber "${python_rounds[@]}" "${python_pool[@]}"
+  for module in multiprocessing mpi4py.futures ipyparallel dask; do
+    measure_peer python_pool "$module" $python "$script" --module "$module" \
+      "${python_rounds[@]}" "${python_pool[@]}" "${peer_time[@]}"
+  done
+  end_csv python_pool
+  report python_pool benchmarks/python_pool/report.py
 }
 
 for name in "${only[@]}"; do

@@ -36,7 +36,7 @@ packages=(
 case "${1:-}" in
   "") ;;
   # the peers fiber is measured against, run with Debian's /usr/bin/python3
-  --bench) packages+=(python3-ipyparallel python3-mpi4py) ;;
+  --bench) packages+=(python3-ipyparallel python3-mpi4py python3-distributed) ;;
   *) echo "fiber setup: unknown option '$1' (--bench or nothing)" >&2; exit 2 ;;
 esac
 

@@ -33,11 +33,12 @@ class Latest:
     """The master's side, one per pool: the latest call of each function broadcast."""
 
     def __init__(self):
-        self._calls = {}  # function key -> (number, call bytes)
+        self._calls = {}  # function key -> (number, call frames)
 
     def encode(self, function, args, kwargs):
         """The bytes of broadcasting function(*args, **kwargs)."""
-        call = _calls.encode_call(_calls.pickled_function(function), tuple(args), dict(kwargs))
+        function_bytes = _calls.pickled_function(function)
+        call = _calls.encode_call(function_bytes, [tuple(args)], star=True, kwargs=dict(kwargs))
         key = function_key(function)
         self._calls.pop(key, None)  # insertion order is the order in which they run
         self._calls[key] = (next(_numbers), call)

@@ -1,10 +1,17 @@
 """How a Python call crosses to a task process, and its outcome back.
 
-A call is cloudpickled (function, args, kwargs): functions travel by value, so lambdas, closures
-and functions of __main__ or of `python3 -c` run in workers that never ran the user's script.
-Its outcome is one byte (_RETURNED or _RAISED) and the pickled value, or the pickled exception
-with the task process's traceback text, which the caller raises with that text as its __cause__,
-as multiprocessing does (multiprocessing.pool.RemoteTraceback).
+A call is cloudpickled (function, batch, star, kwargs), the batch a list of items: each the one
+argument of a call, or with star its tuple of arguments, called with the kwargs (one for apply, a
+chunk of a map's or a starmap's items). Functions travel by value, so lambdas, closures and
+functions of __main__ or of `python3 -c` run in workers that never ran the user's script. Its
+outcome is one byte (_RETURNED or _RAISED) and the pickled list of values, or the pickled
+exception of the first item that raised (the batch stops there, as a chunk of multiprocessing's
+map does) with the task process's traceback text, which the caller raises with that text as its
+__cause__, as multiprocessing does (multiprocessing.pool.RemoteTraceback).
+
+Both are frames (python/src/frames.hpp): the pickle, then its out-of-band buffers (protocol 5),
+so that a numpy array's data is copied once, into the bytes fiber sends, and unpickled over the
+received bytes themselves, without a copy.
 """
 
 import os
@@ -34,11 +41,55 @@ def pickled_function(function):
         raise
 
 
-def encode_call(function_bytes, args, kwargs):
+# Values that pickle's C pickler writes by value itself, as cloudpickle would: a batch of them is
+# pickled without cloudpickle, whose pickler costs microseconds to make and calls back into
+# Python for every list, tuple and dict (a map of small items paid that per item).
+_PLAIN_TYPES = frozenset((int, float, str, bytes, bool, type(None)))
+# Past this many items a batch goes to cloudpickle unchecked: its per-call cost is then spread
+# over the batch, and checking each item would cost more than it saves.
+_PLAIN_BATCH_MOST = 16
+
+
+def _plain(items, star=False):
+    """Whether `items` (with `star`, tuples of arguments) are few and all _PLAIN_TYPES."""
+    if len(items) > _PLAIN_BATCH_MOST:
+        return False
+    if star:
+        return all(type(args) is tuple and _plain(args) for args in items)
+    return all(type(item) in _PLAIN_TYPES for item in items)
+
+
+def _frames(value, plain=False):
+    """The pickle of `value` and its out-of-band buffers: frames for fiber._fiber to join.
+    `plain`: the caller knows that value holds only _PLAIN_TYPES and plain containers."""
+    if plain:
+        return [pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)]
+    buffers = []
+    data = cloudpickle.dumps(
+        value, protocol=pickle.HIGHEST_PROTOCOL, buffer_callback=buffers.append
+    )
+    return [data, *buffers]
+
+
+def _loaded(frames, skip=0):
+    """The value of frames (memoryviews that fiber._fiber split), past `skip` bytes of the first."""
+    return pickle.loads(frames[0][skip:], buffers=frames[1:])
+
+
+def encode_call(function_bytes, batch, star=False, kwargs=None):
+    """The frames of calling the function on each item of `batch` (with `star`, each a tuple of
+    arguments), with `kwargs`."""
+    kwargs = kwargs or {}
     try:
-        return cloudpickle.dumps((function_bytes, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        return _frames((function_bytes, batch, star, kwargs), not kwargs and _plain(batch, star))
     except Exception as error:
-        _pickling_notes.note_arguments(error, args, kwargs)
+        for item in batch:  # the first item that cannot be pickled, named as one call's
+            args = item if star else (item,)
+            try:
+                cloudpickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 (any pickling error: this item is the one)
+                _pickling_notes.note_arguments(error, args, kwargs)
+                break
         raise
 
 
@@ -59,7 +110,9 @@ def encode_initializer(initializer, initargs):
     """A pool's initializer: the master's context, then the user's initializer if any."""
     user_call = None
     if initializer is not None:
-        user_call = encode_call(pickled_function(initializer), tuple(initargs), {})
+        user_call = cloudpickle.dumps(
+            (pickled_function(initializer), tuple(initargs), {}), protocol=pickle.HIGHEST_PROTOCOL
+        )
     return pickle.dumps((master_context(), user_call), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -74,10 +127,10 @@ def _function(function_bytes):
 
 
 def _unpickled(call):
-    """In a task process: the call's function, args and kwargs."""
+    """In a task process: the call's function, batch, star and kwargs, from its frames."""
     try:
-        function_bytes, args, kwargs = pickle.loads(call)
-        return _function(function_bytes), args, kwargs
+        function_bytes, batch, star, kwargs = _loaded(call)
+        return _function(function_bytes), batch, star, kwargs
     except Exception as error:
         _pickling_notes.note_unpickling(error)
         raise
@@ -113,37 +166,45 @@ def _pickled_exception(error):
         return cloudpickle.dumps((stand_in, text), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _returned(result):
-    """The outcome of a call that returned; a result that cannot be pickled fails its item alone,
-    with multiprocessing's MaybeEncodingError (what it was, and why it cannot travel)."""
+def _returned(values):
+    """The outcome of a batch that returned; values that cannot be pickled fail the batch (an
+    apply's, a chunk's) with multiprocessing's MaybeEncodingError (what they were, and why they
+    cannot travel)."""
     try:
-        return _RETURNED + cloudpickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        data, *buffers = _frames(values, _plain(values))
+        return [_RETURNED + data, *buffers]
     except Exception as unpicklable:
-        return _RAISED + _pickled_exception(MaybeEncodingError(unpicklable, result))
+        value = values[0] if len(values) == 1 else values
+        return [_RAISED + _pickled_exception(MaybeEncodingError(unpicklable, value))]
 
 
 def run_call(call):
-    """In a task process: the call's outcome. Only an exception outside Exception (SystemExit,
-    KeyboardInterrupt) leaves it, and fiber reports it as the task's error."""
+    """In a task process: the call's outcome, from the call's frames to the outcome's. Only an
+    exception outside Exception (SystemExit, KeyboardInterrupt) leaves it, and fiber reports it
+    as the task's error."""
     try:
-        function, args, kwargs = _unpickled(call)
-        result = function(*args, **kwargs)
-        return _returned(result)
+        function, batch, star, kwargs = _unpickled(call)
+        del call  # the arguments' buffers live as long as the arguments, no longer
+        if star:
+            values = [function(*args, **kwargs) for args in batch]
+        else:
+            values = [function(item, **kwargs) for item in batch]
+        return _returned(values)
     except Exception as error:
-        return _RAISED + _pickled_exception(error)
+        return [_RAISED + _pickled_exception(error)]
     finally:
         flush_output()
 
 
 def raised(outcome):
-    return outcome[:1] == _RAISED
+    return outcome[0][:1] == _RAISED
 
 
 def value_of(outcome):
-    """The call's value, or raises its exception with the remote traceback as its __cause__."""
+    """The batch's values, or raises its exception with the remote traceback as its __cause__."""
     if not raised(outcome):
-        return pickle.loads(memoryview(outcome)[1:])
-    error, text = pickle.loads(memoryview(outcome)[1:])
+        return _loaded(outcome, skip=len(_RETURNED))
+    error, text = _loaded(outcome, skip=len(_RAISED))
     error.__cause__ = RemoteTraceback(f'\n"""\n{text}"""')
     raise error
 

@@ -10,26 +10,17 @@ exception of `op` itself.
 """
 
 import pickle
-import struct
 
 from fiber import _calls
 
-# A partial result: the operation's size, the pickled operation, then the outcome.
-_OPERATION_SIZE = struct.Struct("<Q")
-
 
 def _partial(operation, outcome):
-    return _OPERATION_SIZE.pack(len(operation)) + operation + outcome
-
-
-def _parts(partial):
-    (size,) = _OPERATION_SIZE.unpack_from(partial)
-    start = _OPERATION_SIZE.size
-    return partial[start : start + size], partial[start + size :]
+    # An outcome's frames pickled in-band: a partial result is one bytes object, as C++'s R.
+    return pickle.dumps((operation, outcome), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def encode_item(operation, call):
-    """A map_reduce item: the pickled operation and the call of f on the item."""
+    """A map_reduce item: the pickled operation and the call of f on the item (its frames)."""
     return pickle.dumps((operation, call), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -41,15 +32,15 @@ def run_item(item):
 
 def combine(left, right):
     """op(left's value, right's value) as a partial result; a raised outcome wins, left first."""
-    operation, left_outcome = _parts(left)
-    _, right_outcome = _parts(right)
+    operation, left_outcome = pickle.loads(left)
+    _, right_outcome = pickle.loads(right)
     for outcome in (left_outcome, right_outcome):
         if _calls.raised(outcome):
             return _partial(operation, outcome)
-    values = (_calls.value_of(left_outcome), _calls.value_of(right_outcome))
-    return _partial(operation, _calls.run_call(_calls.encode_call(operation, values, {})))
+    values = (_calls.value_of(left_outcome)[0], _calls.value_of(right_outcome)[0])
+    return _partial(operation, _calls.run_call(_calls.encode_call(operation, [values], star=True)))
 
 
 def value_of(partial):
     """The reduction's value, or raises the first failed item's (or op's) exception."""
-    return _calls.value_of(_parts(partial)[1])
+    return _calls.value_of(pickle.loads(partial)[1])[0]

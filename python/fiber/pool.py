@@ -1,10 +1,13 @@
 """fiber.Pool: multiprocessing.Pool's methods over fiber's C++ pool (fiber._fiber.Pool).
 
-Each call's function is pickled once, each item becomes a call's bytes (fiber/_calls.py), and the
-C++ pool runs them as the task fiber_python_call in the workers' task processes. Waiting happens
-in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
+Each call's function is pickled once, and its items go in batches, each a call's frames
+(fiber/_calls.py) that the C++ pool runs as one item of the task fiber_python_call in the
+workers' task processes: a map's chunk is one batch, as multiprocessing's chunk is one task, so
+that the master and the task processes pickle once per chunk rather than once per item. Waiting
+happens in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
 
+import math
 import numbers
 import operator
 import warnings
@@ -60,6 +63,12 @@ def _checked_chunksize(chunksize):
     return chunksize
 
 
+# A map without a chunksize goes in this many batches per worker, which fiber's automatic chunks
+# then balance: fewer would leave a worker idle behind a long batch at the end (multiprocessing's
+# default makes 4 chunks per worker), more would pickle more often.
+_BATCHES_PER_WORKER = 16
+
+
 class AsyncResult:
     """What apply_async, map_async and starmap_async return (multiprocessing's AsyncResult)."""
 
@@ -74,7 +83,7 @@ class AsyncResult:
         except FiberError as error:
             _naming(error, self._function_name)
             raise
-        values = [_calls.value_of(outcome) for outcome in outcomes]
+        values = _values(outcomes)
         return values[0] if self._single else values
 
     def wait(self, timeout=None):
@@ -109,9 +118,17 @@ class IMapIterator:
             raise
         if outcome is None:
             raise StopIteration
-        return _calls.value_of(outcome)
+        return _calls.value_of(outcome)[0]
 
     __next__ = next
+
+
+def _values(outcomes):
+    """The values of batches' outcomes, in order; raises the first batch's error."""
+    values = []
+    for outcome in outcomes:
+        values.extend(_calls.value_of(outcome))
+    return values
 
 
 def _on_done(single, callback, error_callback, function_name):
@@ -124,7 +141,7 @@ def _on_done(single, callback, error_callback, function_name):
             failed = [outcome for outcome in outcomes if _calls.raised(outcome)]
             if not failed:
                 if callback is not None:
-                    values = [_calls.value_of(outcome) for outcome in outcomes]
+                    values = _values(outcomes)
                     callback(values[0] if single else values)
                 return
             error = _calls.exception_of(failed[0])
@@ -202,6 +219,7 @@ class Pool:
             **times_ms,
         )
         self._broadcasts = _broadcasts.Latest()
+        self._deadline_per_item = task_timeout is not None
         self._state = _RUN
         _runtime.track(self)
 
@@ -209,43 +227,57 @@ class Pool:
         if self._state != _RUN:
             raise ValueError("Pool not running")
 
-    def _submit(self, func, argument_tuples, chunksize, callback, error_callback, single):
+    def _submit(self, func, batches, star, kwargs, chunksize, callback, error_callback, single):
+        """Runs `func` over batches of items (with `star`, of argument tuples), each batch one item
+        of the C++ pool."""
         self._check_running()
         func, timeout_ms = timeouts.split(func)
         function_bytes = _pickled(func)
-        calls = [
-            _calls.encode_call(function_bytes, args, kwargs) for args, kwargs in argument_tuples
-        ]
+        calls = [_calls.encode_call(function_bytes, batch, star, kwargs) for batch in batches]
         name = _name_of(func)
         on_done = _on_done(single, callback, error_callback, name)
         outcomes = self._pool.map_async(calls, chunksize, on_done, timeout_ms)
         return AsyncResult(outcomes, single, name)
+
+    def _submit_map(self, func, items, star, chunksize, callback, error_callback):
+        # A given chunksize: one batch per chunk, each a chunk of fiber's (maxtasksperchild counts
+        # it as one task, as Python does). Automatic: batches that fiber chunks by their times.
+        # A deadline is per item (with_timeout, task_timeout): then every item is a batch.
+        self._check_running()
+        chunksize = _map_chunksize(chunksize)
+        if self._deadline_per_item or isinstance(func, timeouts.TimedFunction):
+            size, fiber_chunksize = 1, chunksize
+        elif chunksize != _AUTOMATIC_CHUNKSIZE:
+            size, fiber_chunksize = chunksize, 1
+        else:
+            workers = max(1, self._pool.size())
+            size = max(1, math.ceil(len(items) / (_BATCHES_PER_WORKER * workers)))
+            fiber_chunksize = _AUTOMATIC_CHUNKSIZE
+        batches = [items[i : i + size] for i in range(0, len(items), size)]
+        return self._submit(
+            func, batches, star, {}, fiber_chunksize, callback, error_callback, single=False
+        )
 
     def apply(self, func, args=(), kwds={}):
         return self.apply_async(func, args, kwds).get()
 
     def apply_async(self, func, args=(), kwds={}, callback=None, error_callback=None):
         return self._submit(
-            func, [(tuple(args), dict(kwds))], 1, callback, error_callback, single=True
+            func, [[tuple(args)]], True, dict(kwds), 1, callback, error_callback, single=True
         )
 
     def map(self, func, iterable, chunksize=None):
         return self.map_async(func, iterable, chunksize).get()
 
     def map_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
-        items = [((item,), {}) for item in iterable]
-        return self._submit(
-            func, items, _map_chunksize(chunksize), callback, error_callback, single=False
-        )
+        return self._submit_map(func, list(iterable), False, chunksize, callback, error_callback)
 
     def starmap(self, func, iterable, chunksize=None):
         return self.starmap_async(func, iterable, chunksize).get()
 
     def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
-        items = [(tuple(args), {}) for args in iterable]
-        return self._submit(
-            func, items, _map_chunksize(chunksize), callback, error_callback, single=False
-        )
+        items = [tuple(args) for args in iterable]
+        return self._submit_map(func, items, True, chunksize, callback, error_callback)
 
     def _imap(self, func, iterable, chunksize, ordered):
         self._check_running()
@@ -253,7 +285,7 @@ class Pool:
         func, timeout_ms = timeouts.split(func)
         function_bytes = _pickled(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
-        calls = (_calls.encode_call(function_bytes, (item,), {}) for item in iterable)
+        calls = (_calls.encode_call(function_bytes, [item]) for item in iterable)
         stream = self._pool.imap(calls, chunksize, ordered, timeout_ms)
         return IMapIterator(stream, _name_of(func))
 
@@ -278,7 +310,7 @@ class Pool:
         operation = _pickled(op)
         function_bytes = _pickled(func)
         items = [
-            _reductions.encode_item(operation, _calls.encode_call(function_bytes, (item,), {}))
+            _reductions.encode_item(operation, _calls.encode_call(function_bytes, [item]))
             for item in iterable
         ]
         if not items:

@@ -2,6 +2,7 @@
 // Python tasks, in the master and in every worker.
 #include <pybind11/pybind11.h>
 
+#include "frames.hpp"
 #include "node_array_binding.hpp"
 #include "pool_binding.hpp"
 #include "process_binding.hpp"
@@ -19,4 +20,5 @@ PYBIND11_MODULE(_fiber, module) {
   fiber::python::bind_process(module);
   fiber::python::bind_queues(module);
   fiber::python::bind_node_array(module);
+  fiber::python::bind_frames(module);
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "frames.hpp"
 #include "interruptible_wait.hpp"
 #include "python_errors.hpp"
 #include "python_iterator_range.hpp"
@@ -28,9 +29,10 @@ namespace {
 using Outcomes = AsyncResult<std::vector<std::string>>;
 using OutcomeStream = ResultStream<std::string>;
 
-py::list as_bytes_list(const std::vector<std::string>& outcomes) {
+// Each outcome's frames (frames.hpp), over the string itself.
+py::list as_frames_list(std::vector<std::string> outcomes) {
   py::list list;
-  for (const auto& outcome : outcomes) list.append(py::bytes(outcome));
+  for (auto& outcome : outcomes) list.append(split_frames(std::move(outcome)));
   return list;
 }
 
@@ -49,7 +51,7 @@ AsyncCallbacks<std::vector<std::string>> calling_back(std::optional<py::object> 
   return {.callback =
               [call](const std::vector<std::string>& outcomes) {
                 py::gil_scoped_acquire gil;
-                call(as_bytes_list(outcomes), py::none());
+                call(as_frames_list(outcomes), py::none());  // a copy: get() decodes again
               },
           .error_callback =
               [call](std::exception_ptr error) {
@@ -132,12 +134,15 @@ auto with_call_task(std::int64_t timeout_ms, Submit submit) {
   return submit(&fiber_python_call);
 }
 
-Outcomes map_async(PythonPool& pool, const std::vector<std::string>& calls, std::size_t chunksize,
+Outcomes map_async(PythonPool& pool, const py::list& calls, std::size_t chunksize,
                    std::optional<py::object> on_done, std::int64_t timeout_ms) {
+  std::vector<std::string> joined;
+  joined.reserve(calls.size());
+  for (py::handle call : calls) joined.push_back(join_frames(call));
   auto callbacks = calling_back(std::move(on_done));
   return pool.in_turn([&](Pool& turn) {
     return with_call_task(timeout_ms, [&](const auto& task) {
-      return turn.map_async(task, calls, chunksize, std::move(callbacks));
+      return turn.map_async(task, joined, chunksize, std::move(callbacks));
     });
   });
 }
@@ -165,7 +170,7 @@ py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
     py::gil_scoped_release unlocked;
     got = outcomes.get();  // there: decodes, or throws fiber's error for the call
   }
-  return as_bytes_list(got);
+  return as_frames_list(std::move(got));
 }
 
 py::object next(PythonStream& stream, std::optional<double> timeout) {
@@ -175,7 +180,7 @@ py::object next(PythonStream& stream, std::optional<double> timeout) {
       [&](auto slice) { return stream.object->next_within(slice, outcome); }, timeout);
   if (!there) throw TimeoutError("fiber: no result within the timeout");
   if (!outcome) return py::none();
-  return py::bytes(*outcome);
+  return split_frames(std::move(*outcome));
 }
 
 template <void (Pool::*Method)()>
@@ -247,13 +252,13 @@ std::vector<std::tuple<int, std::string, long>> workers(PythonPool& pool) {
 
 void bind_pool(py::module_& module) {
   py::class_<Outcomes>(module, "Outcomes",
-                       "The outcomes of a map_async call (fiber::AsyncResult), as bytes.")
+                       "The outcomes of a map_async call (fiber::AsyncResult), as frames.")
       .def("get", &get, py::arg("timeout") = py::none())
       .def("wait", &wait, py::arg("timeout") = py::none())
       .def("ready", &Outcomes::ready)
       .def("successful", &Outcomes::successful);
   py::class_<PythonStream>(module, "OutcomeStream",
-                           "The outcomes of an imap call (fiber::ResultStream), as bytes.")
+                           "The outcomes of an imap call (fiber::ResultStream), as frames.")
       .def("next", &next, py::arg("timeout") = py::none());
   py::class_<PythonPool>(module, "Pool", "fiber::Pool running Python calls (fiber/_calls.py).")
       .def(py::init(&make_pool), py::arg("processes"), py::arg("initializer"),

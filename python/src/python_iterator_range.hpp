@@ -1,6 +1,7 @@
-// A Python iterator of bytes as a C++ input range of std::string, for fiber::Pool::imap, whose
-// feeder thread reads it lazily: each step takes the GIL, and an exception the iterator raises is
-// thrown (as pybind11::error_already_set) at its position in the stream.
+// A Python iterator of calls' frames as a C++ input range of std::string, each call's frames
+// joined (frames.hpp), for fiber::Pool::imap, whose feeder thread reads it lazily: each step takes
+// the GIL, and an exception the iterator raises is thrown (as pybind11::error_already_set) at its
+// position in the stream.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "frames.hpp"
 #include "shared_object.hpp"
 
 namespace fiber::python {
@@ -28,7 +30,7 @@ class PythonIteratorRange {
         current.reset();
         return;
       }
-      current = pybind11::reinterpret_steal<pybind11::object>(next).cast<std::string>();
+      current = join_frames(pybind11::reinterpret_steal<pybind11::object>(next));
     }
   };
 

@@ -5,6 +5,9 @@
 #include <fiber/task.hpp>
 
 #include <stdexcept>
+#include <utility>
+
+#include "frames.hpp"
 
 namespace py = pybind11;
 
@@ -33,13 +36,13 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// `module`.`function`(arguments...), each as bytes, called holding the task's GIL (TaskGil),
-// which must outlive the result; Python's error becomes a C++ one, made while the GIL is held
-// (error_already_set needs it).
+// `module`.`function`(arguments...), called holding the task's GIL (TaskGil), which must outlive
+// the result; Python's error becomes a C++ one, made while the GIL is held (error_already_set
+// needs it).
 template <class... Arguments>
-py::object call_in_python(const char* module, const char* function, const Arguments&... arguments) {
+py::object call_in_python(const char* module, const char* function, Arguments&&... arguments) {
   try {
-    return py::module_::import(module).attr(function)(py::bytes(arguments)...);
+    return py::module_::import(module).attr(function)(std::forward<Arguments>(arguments)...);
   } catch (const py::error_already_set& error) {
     throw std::runtime_error(error.what());
   }
@@ -49,36 +52,37 @@ py::object call_in_python(const char* module, const char* function, const Argume
 
 void note_interpreter_process() { interpreter_process = getpid(); }
 
-std::string fiber_python_call(const std::string& call) {
+std::string fiber_python_call(std::string call) {
   TaskGil gil;
-  py::bytes outcome = call_in_python("fiber._calls", "run_call", call);
-  return std::string(outcome);
+  py::object outcome = call_in_python("fiber._calls", "run_call", split_frames(std::move(call)));
+  return join_frames(outcome);
 }
 
 void fiber_python_initializer(const std::string& initializer) {
   TaskGil gil;
-  call_in_python("fiber._calls", "run_initializer", initializer);
+  call_in_python("fiber._calls", "run_initializer", py::bytes(initializer));
 }
 
 void fiber_python_process(const std::string& process) {
   TaskGil gil;
-  call_in_python("fiber.process", "run_in_child", process);
+  call_in_python("fiber.process", "run_in_child", py::bytes(process));
 }
 
 void fiber_python_broadcast(const std::string& broadcast) {
   TaskGil gil;
-  call_in_python("fiber._broadcasts", "run", broadcast);
+  call_in_python("fiber._broadcasts", "run", py::bytes(broadcast));
 }
 
 std::string fiber_python_reduce_item(const std::string& call) {
   TaskGil gil;
-  py::bytes partial = call_in_python("fiber._reductions", "run_item", call);
+  py::bytes partial = call_in_python("fiber._reductions", "run_item", py::bytes(call));
   return std::string(partial);
 }
 
 std::string fiber_python_combine(const std::string& left, const std::string& right) {
   TaskGil gil;  // in the master too: its caller waits for the reduction without the GIL
-  py::bytes partial = call_in_python("fiber._reductions", "combine", left, right);
+  py::bytes partial =
+      call_in_python("fiber._reductions", "combine", py::bytes(left), py::bytes(right));
   return std::string(partial);
 }
 

@@ -1,15 +1,17 @@
 // The C++ tasks that run Python in a task process: a call (cloudpickled function, args and
-// kwargs in, the pickled outcome out: fiber/_calls.py), a pool's initializer, a Process, a
-// broadcast (fiber/_broadcasts.py), and a map_reduce's items and operation (fiber/_reductions.py).
-// Registered when the extension loads, in the master and in every worker alike.
+// kwargs in, the pickled outcome out, each as frames: frames.hpp, fiber/_calls.py), a pool's
+// initializer, a Process, a broadcast (fiber/_broadcasts.py), and a map_reduce's items and
+// operation (fiber/_reductions.py). Registered when the extension loads, in the master and in
+// every worker alike.
 #pragma once
 
 #include <string>
 
 namespace fiber::python {
 
-// fiber._calls.run_call(call): the outcome, a raised exception included.
-std::string fiber_python_call(const std::string& call);
+// fiber._calls.run_call(call's frames): the outcome's, a raised exception included. By value:
+// the decoded call is moved in, and its frames reach Python without a copy.
+std::string fiber_python_call(std::string call);
 // fiber._calls.run_initializer(initializer): the master's context, then the user's initializer;
 // throws (the pool's calls then fail with fiber.TaskError) if it raised.
 void fiber_python_initializer(const std::string& initializer);
