@@ -18,6 +18,7 @@ import os
 import pickle
 import sys
 import traceback
+import types
 from multiprocessing.pool import MaybeEncodingError, RemoteTraceback
 
 import cloudpickle
@@ -32,8 +33,33 @@ _FUNCTIONS_KEPT = 64
 _functions = {}
 
 
+# Functions that pickle itself writes by reference (its module and name), as cloudpickle does for
+# them: a module's functions and builtins, not __main__'s, whose workers' __main__ is another
+# script, nor those of modules registered with cloudpickle.register_pickle_by_value.
+_BY_REFERENCE_TYPES = (types.FunctionType, types.BuiltinFunctionType)
+
+
+def _by_reference(function):
+    module_name = getattr(function, "__module__", None)
+    module = sys.modules.get(module_name)
+    return (
+        isinstance(function, _BY_REFERENCE_TYPES)
+        and module_name != "__main__"
+        and getattr(module, "__spec__", None) is not None
+        and module_name not in getattr(cloudpickle.cloudpickle, "_PICKLE_BY_VALUE_MODULES", ())
+    )
+
+
 def pickled_function(function):
-    """The function's bytes, made once per call of the pool (not once per item)."""
+    """The function's bytes, made once per call of the pool (not once per item). A function found
+    by its module and name gets pickle's bytes, the same as cloudpickle's but made in C (an
+    apply_async paid 76 us for cloudpickle's on a cold cache, docs/design.md); any other goes by
+    value."""
+    if _by_reference(function):
+        try:
+            return pickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            pass  # not found under its name (e.g. replaced after it was made): by value
     try:
         return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:
