@@ -27,3 +27,28 @@ def run_program(code, env=None):
         timeout=PROGRAM_TIMEOUT_SECONDS,
         env={**os.environ, **(env or {})},
     )
+
+
+def start_marked_program(arguments, mark):
+    """Starts `python3 ARGUMENTS...` as a master of its own, its output piped as text, with `mark`
+    in its environment (FIBER_TEST_MARK), which its workers and task processes inherit."""
+    return subprocess.Popen(
+        [sys.executable, *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FIBER_TEST_MARK": mark},
+    )
+
+
+def started(target, *args):
+    """A fiber.Process of target(*args), started."""
+    process = fiber.Process(target=target, args=args)
+    process.start()
+    return process
+
+
+def ended(process):
+    """The process's exit code, once it has ended."""
+    process.join()
+    return process.exitcode

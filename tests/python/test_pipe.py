@@ -7,23 +7,13 @@ import os
 from multiprocessing import BufferTooShort
 
 import pytest
+from conftest import ended, started
 
 import fiber
 
 # The longest a test waits for what a child sends.
 WAIT_SECONDS = 60
 ROUND_TRIPS = 20
-
-
-def started(target, *args):
-    process = fiber.Process(target=target, args=args)
-    process.start()
-    return process
-
-
-def ended(process):
-    process.join()
-    return process.exitcode
 
 
 def echo_incremented(end):

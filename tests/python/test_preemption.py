@@ -2,15 +2,12 @@
 worker left, and the program started again resumes from its checkpoint (the batch job's cycle
 that slurm/python.sbatch and slurm/fiber-job.sh run under Slurm)."""
 
-import os
 import pathlib
 import signal
-import subprocess
-import sys
 import threading
 import uuid
 
-from conftest import PROGRAM_TIMEOUT_SECONDS
+from conftest import PROGRAM_TIMEOUT_SECONDS, start_marked_program
 from test_programs import processes_marked
 
 import fiber
@@ -21,12 +18,8 @@ PAUSE_SECONDS = "0.2"
 
 
 def start_search(checkpoint, mark):
-    return subprocess.Popen(
-        [sys.executable, str(SEARCH), "--checkpoint", str(checkpoint), "--pause", PAUSE_SECONDS],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FIBER_TEST_MARK": mark},
+    return start_marked_program(
+        [str(SEARCH), "--checkpoint", str(checkpoint), "--pause", PAUSE_SECONDS], mark
     )
 
 

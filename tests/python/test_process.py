@@ -5,14 +5,13 @@ import ctypes
 import multiprocessing.connection
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 import uuid
 
 import pytest
-from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
+from conftest import PROGRAM_TIMEOUT_SECONDS, ended, run_program, start_marked_program
 from test_programs import processes_marked
 
 import fiber
@@ -24,11 +23,6 @@ ASLEEP_SECONDS = 600
 SHORT_JOIN_SECONDS = 0.3
 # The longest wait for what a child sends.
 POLL_LIMIT_SECONDS = 60
-
-
-def ended(process):
-    process.join()
-    return process.exitcode
 
 
 def run(target, *args):
@@ -248,13 +242,7 @@ def test_a_program_that_ends_without_joining_leaves_no_process():
 
 def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
     mark = f"fiber-test-{uuid.uuid4()}"
-    program = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED_JOIN_PROGRAM],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FIBER_TEST_MARK": mark},
-    )
+    program = start_marked_program(["-c", INTERRUPTED_JOIN_PROGRAM], mark)
     assert program.stdout.readline().startswith("waiting ")
     program.send_signal(signal.SIGINT)
     _, stderr = program.communicate(timeout=PROGRAM_TIMEOUT_SECONDS)

@@ -2,12 +2,10 @@
 
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 
-from conftest import PROGRAM_TIMEOUT_SECONDS, run_program
+from conftest import PROGRAM_TIMEOUT_SECONDS, run_program, start_marked_program
 
 # Prints how many other processes run fiber's worker module (its workers and their task
 # processes, identified by the marker its environment carries to them), then ends without
@@ -89,13 +87,7 @@ def test_a_program_that_ends_without_close_leaves_no_process():
 
 def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
     mark = f"fiber-test-{uuid.uuid4()}"
-    program = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED_PROGRAM],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FIBER_TEST_MARK": mark},
-    )
+    program = start_marked_program(["-c", INTERRUPTED_PROGRAM], mark)
     assert program.stdout.readline() == "waiting\n"
     interrupted = time.monotonic()
     program.send_signal(signal.SIGINT)
@@ -107,13 +99,7 @@ def test_ctrl_c_during_a_wait_raises_keyboard_interrupt_and_leaves_no_process():
 
 def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
     mark = f"fiber-test-{uuid.uuid4()}"
-    program = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED_JOIN_PROGRAM],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FIBER_TEST_MARK": mark},
-    )
+    program = start_marked_program(["-c", INTERRUPTED_JOIN_PROGRAM], mark)
     try:
         assert program.stdout.readline() == "joining\n"
         program.send_signal(signal.SIGINT)

@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from conftest import PROGRAM_TIMEOUT_SECONDS
+from conftest import PROGRAM_TIMEOUT_SECONDS, ended, started
 
 import fiber
 
@@ -19,17 +19,6 @@ WAIT_SECONDS = 60
 # A timeout that must run out (nothing will come).
 SHORT_TIMEOUT_SECONDS = 0.2
 ITEMS = 50
-
-
-def started(target, *args):
-    process = fiber.Process(target=target, args=args)
-    process.start()
-    return process
-
-
-def ended(process):
-    process.join()
-    return process.exitcode
 
 
 def produce(q, count):
