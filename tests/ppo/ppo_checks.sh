@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|scaling
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|
+#                 checkpoint-safety|scaling
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
@@ -21,6 +22,10 @@
 #            and a missing --checkpoint folder are refused; storage errors exit 2; disk full (a
 #            small tmpfs in a private mount namespace) is one line, no segfault at exit, and the
 #            last checkpoint survives.
+# checkpoint-safety: a file already at --checkpoint (not a checkpoint, or another run's) is
+#            refused unless --overwrite; a resume continues a log only from its own run's
+#            checkpoint; a FIFO, a directory or a device as --checkpoint, --output or --resume is
+#            one line and exit 2 at once (tests/support/checkpoint_safety.sh).
 # scaling:   benchmarks/ppo_scaling (small) writes every run and update, its report the
 #            comparison and the target; benchmarks/ppo_update refuses bad flags with one line.
 set -euo pipefail
@@ -38,6 +43,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$here/../support/expect_status.sh"
 # shellcheck source=../support/config_refusals.sh
 source "$here/../support/config_refusals.sh"
+# shellcheck source=../support/checkpoint_safety.sh
+source "$here/../support/checkpoint_safety.sh"
 
 # same_run A B: bit-identical checkpoints, and logs equal but for the timings and pool size.
 same_run() {
@@ -277,6 +284,12 @@ SH
   [[ $(cat status.txt) -eq 2 ]] || { cat err.txt; fail "disk full: exit $(cat status.txt), not 2"; }
   [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full: not one line"; }
   grep -q "resumed from disk/log.ckpt.h5 at iteration 2" resumed.txt || fail "no resume"
+  ;;
+checkpoint-safety)
+  tiny=(--config "$configs/cartpole.toml" --workers 2 --checkpoint-every 1)
+  short=("${ppo[@]}" "${tiny[@]}" --total-timesteps 1024)  # 2 iterations
+  longer=("${ppo[@]}" "${tiny[@]}" --total-timesteps 1536)
+  checkpoint_safety_checks
   ;;
 scaling)
   # benchmarks/ppo_scaling on 4 simulated nodes, small: every run's iterations and the updates
