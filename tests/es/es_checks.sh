@@ -303,10 +303,14 @@ data-safety)
     --generations 1 --output cartpole.h5 >/dev/null
   refused 2 "made for another environment, CartPole-v1, not Pendulum-v1" "${small[@]}" \
     --hidden 10 --generations 2 --output pendulum.h5 --resume cartpole.ckpt.h5
-  "${es[@]}" "${small[@]}" --generations 4 --output ahead.h5 >/dev/null
-  "${es[@]}" "${small[@]}" --generations 2 --output behind.h5 >/dev/null
+  # Ahead: an older copy of the run's own log put back (another run's log is refused before, as
+  # another run's: checkpoint-safety).
+  "${es[@]}" "${small[@]}" --generations 2 --output ahead.h5 >/dev/null
+  cp ahead.h5 behind.h5
+  "${es[@]}" "${small[@]}" --generations 4 --output ahead.h5 --resume auto >/dev/null
+  cp behind.h5 ahead.h5
   refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${small[@]}" \
-    --generations 6 --output behind.h5 --resume ahead.ckpt.h5
+    --generations 6 --output ahead.h5 --resume auto
   # Storage errors are exit status 2, and a missing --checkpoint folder is found at the start.
   echo garbage >garbage.ckpt.h5
   refused 2 "not an HDF5 file" "${small[@]}" --generations 1 --output g.h5 --resume garbage.ckpt.h5

@@ -54,7 +54,7 @@ a, b = sys.argv[1], sys.argv[2]
 with h5py.File(a + ".ckpt.h5") as x, h5py.File(b + ".ckpt.h5") as y:
     assert sorted(x.keys()) == sorted(y.keys())
     for name in x.keys():
-        if name == "seconds":
+        if name in ("seconds", "run_id"):  # the time taken; each run's own id
             continue
         assert np.array_equal(x[name][()], y[name][()]), name
 with h5py.File(a + ".h5") as x, h5py.File(b + ".h5") as y:
@@ -228,10 +228,14 @@ data-safety)
   refused 2 "cannot create the lock file nowhere/c.h5.lock" "${small[@]}" --output fresh.h5 \
     --checkpoint nowhere/c.h5
   [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
-  # A checkpoint ahead of its log, and one of fiber-es.
-  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output ahead.h5 >/dev/null
+  # A checkpoint ahead of its log (an older copy of the run's own log put back), and one of
+  # fiber-es.
+  "${ppo[@]}" "${small[@]}" --output ahead.h5 >/dev/null
+  cp ahead.h5 behind.h5
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output ahead.h5 --resume auto >/dev/null
+  cp behind.h5 ahead.h5
   refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${cartpole[@]}" \
-    --total-timesteps 4096 --output earlier.h5 --resume ahead.ckpt.h5
+    --total-timesteps 4096 --output ahead.h5 --resume auto
   "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" --population 8 --workers 1 \
     --noise-size 100000 --generations 1 --output es.h5 >/dev/null
   refused 2 "written by fiber-es, not fiber-ppo" "${small[@]}" --output earlier.h5 --resume es.ckpt.h5
