@@ -63,8 +63,6 @@ class TrainingSession {
   // refuse a run comes before any file is created.
   void claim(const std::function<void(const CheckpointReader& checkpoint)>& load);
   bool resuming() const;
-  // The run's id (after claim): a new run's, or the resumed run's.
-  const std::string& run_id() const { return run_id_; }
 
   // Starts the pool (a failure ends the run with kExitError) and notes its hosts.
   fiber::Pool& start_pool(fiber::PoolOptions options);
@@ -101,7 +99,7 @@ class TrainingSession {
   std::optional<fiber::Pool> pool_;
   std::optional<RunLog> log_;
   std::string hosts_;
-  std::string run_id_;
+  std::string run_id_;  // after claim(): a new run's, or the resumed run's
 };
 
 }  // namespace fiber::rl
