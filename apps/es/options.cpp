@@ -89,7 +89,9 @@ Options parse_options(int argc, char** argv) {
                       "rollout log OUTPUT with .rollouts.h5: 'full' (one row per rollout), "
                       "'summary' (one row per task), or 'off'");
   app.add_flag("--overwrite", o.overwrite,
-               "a new run replaces the file at --output, whatever it holds (otherwise refused)");
+               "replace the file at --output (a new run) and at --checkpoint, whatever it holds "
+               "(otherwise refused: an earlier run's log, another run's checkpoint, any other "
+               "file); regular files only");
   rl::add_task_timeout(app, o.task_timeout, "a task (its perturbations' or evaluation's episodes)");
   app.add_option("--time-limit", o.time_limit,
                  "stop (with a checkpoint) after the generation that ends past this many seconds "

@@ -32,7 +32,7 @@ struct Options {
   bool normalize_observations = true;
   int workers = 0;         // 0: one per slot
   int step_sleep_us = 0;   // simulated cost per environment step, slept (scaling benchmarks)
-  bool overwrite = false;  // a new run may replace any file at --output
+  bool overwrite = false;  // a run may replace any file at --output and --checkpoint
   rl::RunFiles files{"es-run.h5"};
   rl::RolloutLevel rollout_log = rl::RolloutLevel::full;  // OUTPUT with .rollouts.h5
   double task_timeout = rl::kDefaultTaskTimeoutSeconds;   // seconds a task may run; 0: no limit

@@ -58,7 +58,8 @@ struct TrainerState {
   std::mt19937_64 rng;
 };
 
-void save(const TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
+void save(const TrainerState& s, const rl::RunIdentity& identity,
+          const rl::TrainingSession& session) {
   rl::CheckpointWriter w;
   rl::put_identity(w, identity);
   w.put("generation", s.generation);
@@ -69,11 +70,10 @@ void save(const TrainerState& s, const rl::RunIdentity& identity, const std::str
   rl::put_optimizer(w, s.adam);
   rl::put_observation_statistics(w, s.normalizer);
   rl::put_random_engine(w, s.rng);
-  w.commit(path);
+  session.commit_checkpoint(w);
 }
 
-void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
-  rl::CheckpointReader r(path);
+void load(TrainerState& s, const rl::RunIdentity& identity, const rl::CheckpointReader& r) {
   rl::check_identity(r, identity);
   auto theta = rl::parameters(r, static_cast<std::size_t>(s.theta.size()), "policy");
   s.generation = r.int64("generation");
@@ -370,7 +370,7 @@ class Generations {
     const bool out_of_time =
         o_.time_limit > 0 && seconds_since(invocation_started_) >= o_.time_limit;
     if (session_.checkpoint_due(state_.generation, o_.generations) || solved || out_of_time) {
-      save(state_, identity_, o_.files.checkpoint);
+      save(state_, identity_, session_);
     }
     if (solved) {
       std::printf("fiber-es: solved: eval return %.2f >= %.2f at generation %lld\n", eval,
@@ -405,7 +405,7 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
                       const rl::RunIdentity& identity, rl::TrainingSession& session) {
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool (and its noise table).
-  session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
+  session.claim([&](const rl::CheckpointReader& checkpoint) { load(state, identity, checkpoint); });
   const auto rollout_log_columns = rollout_columns(o.rollout_log);
   std::optional<rl::ClaimedRolloutLog> claimed_rollouts;
   if (o.rollout_log != rl::RolloutLevel::off) {
@@ -439,7 +439,7 @@ int train_generations(const Options& o, TrainerState& state, const std::vector<l
   const std::vector<rl::RolloutLog*> rollout_logs{rollouts ? &*rollouts : nullptr};
   if (state.generation < o.generations && outcome != Outcome::solved && rl::stop_requested()) {
     return session.stop(
-        state.generation, [&] { save(state, identity, o.files.checkpoint); }, rollout_logs);
+        state.generation, [&] { save(state, identity, session); }, rollout_logs);
   }
   session.close_logs(rollout_logs);
   std::printf("fiber-es: done: %lld generations, %lld timesteps, %.1f s; log %s, checkpoint %s\n",

@@ -108,7 +108,9 @@ Options parse_options(int argc, char** argv) {
                       "episode, and with .tasks.h5, one row per segment), 'summary' (.tasks.h5 "
                       "only), or 'off'");
   app.add_flag("--overwrite", o.overwrite,
-               "a new run replaces the file at --output, whatever it holds (otherwise refused)");
+               "replace the file at --output (a new run) and at --checkpoint, whatever it holds "
+               "(otherwise refused: an earlier run's log, another run's checkpoint, any other "
+               "file); regular files only");
   rl::add_task_timeout(app, o.task_timeout, "a task (one slot's segment or evaluation episodes)");
   app.add_option("--stop-after", o.stop_after,
                  "stop (with a checkpoint) once this many iterations are done, the schedule "

@@ -70,7 +70,8 @@ struct TrainerState {
   std::mt19937_64 rng;  // minibatch permutations
 };
 
-void save(const TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
+void save(const TrainerState& s, const rl::RunIdentity& identity,
+          const rl::TrainingSession& session) {
   rl::CheckpointWriter w;
   rl::put_identity(w, identity);
   w.put("iteration", s.iteration);
@@ -98,11 +99,10 @@ void save(const TrainerState& s, const rl::RunIdentity& identity, const std::str
   w.put("slot_episode_steps", episode_steps);
   w.put("slot_episode_return", episode_return);
   rl::put_random_engine(w, s.rng);
-  w.commit(path);
+  session.commit_checkpoint(w);
 }
 
-void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& path) {
-  rl::CheckpointReader r(path);
+void load(TrainerState& s, const rl::RunIdentity& identity, const rl::CheckpointReader& r) {
   rl::check_identity(r, identity);
   auto theta = rl::parameters(r, static_cast<std::size_t>(s.model.parameter_count()), "model");
   const auto& episode = r.int64_vector("slot_episode");
@@ -113,8 +113,8 @@ void load(TrainerState& s, const rl::RunIdentity& identity, const std::string& p
   if (episode.size() != slots || episode_steps.size() != slots || episode_return.size() != slots ||
       physics.size() % slots != 0) {
     throw rl::CheckpointError(
-        fmt::format("checkpoint {}: made for {} environments, this run has {} (--envs?)", path,
-                    episode.size(), slots));
+        fmt::format("checkpoint {}: made for {} environments, this run has {} (--envs?)",
+                    r.path().string(), episode.size(), slots));
   }
   s.iteration = r.int64("iteration");
   s.timesteps = r.int64("timesteps");
@@ -306,7 +306,7 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
                      rl::TrainingSession& session) {
   // Everything that can refuse the run comes before any file is created: the locks, the
   // checkpoint, what --output holds, the pool.
-  session.claim([&](const std::string& checkpoint) { load(state, identity, checkpoint); });
+  session.claim([&](const rl::CheckpointReader& checkpoint) { load(state, identity, checkpoint); });
   std::optional<rl::ClaimedRolloutLog> claimed_episodes, claimed_tasks;
   if (o.rollout_log == rl::RolloutLevel::full) {
     claimed_episodes.emplace(
@@ -358,7 +358,7 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
     // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
     if (rl::stop_requested()) {
       return session.stop(
-          state.iteration, [&] { save(state, identity, o.files.checkpoint); }, rollouts.all());
+          state.iteration, [&] { save(state, identity, session); }, rollouts.all());
     }
     const std::int64_t i = state.iteration;
     const IterationReport r = run_iteration(state, pool, run, update_settings, rollouts);
@@ -388,7 +388,7 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
     const bool solved = o.stop_at_target && r.eval_return >= o.target_return;
     const bool stopping = state.iteration == o.stop_after;
     if (session.checkpoint_due(state.iteration, o.iterations()) || solved || stopping) {
-      save(state, identity, o.files.checkpoint);
+      save(state, identity, session);
     }
     if (solved) {
       std::printf("fiber-ppo: solved: eval return %.2f >= %.2f at iteration %lld\n", r.eval_return,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-es, each a CTest test:
-#   es_checks.sh BUILD_DIR solves|resume|exploration|step-sleep|stop|bad-input|data-safety
+#   es_checks.sh BUILD_DIR solves|resume|exploration|step-sleep|stop|bad-input|data-safety|
+#                checkpoint-safety
 # solves:    CartPole-v1 reaches an eval return >= 475 within 40 generations.
 # resume:    3 generations + resume to 6 gives bit-identical parameters to 6 in one go, and the
 #            log has every generation exactly once; --time-limit stops with a checkpoint.
@@ -22,6 +23,10 @@
 #            checkpoint survives; a missing or read-only --checkpoint folder and a too-small
 #            /dev/shm are refused before any file is created; /log/tasks_retried counts per
 #            generation.
+# checkpoint-safety: a file already at --checkpoint (not a checkpoint, or another run's) is
+#            refused unless --overwrite; a resume continues a log only from its own run's
+#            checkpoint; a FIFO, a directory or a device as --checkpoint, --output or --resume is
+#            one line and exit 2 at once (tests/support/checkpoint_safety.sh).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +42,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$here/../support/expect_status.sh"
 # shellcheck source=../support/config_refusals.sh
 source "$here/../support/config_refusals.sh"
+# shellcheck source=../support/checkpoint_safety.sh
+source "$here/../support/checkpoint_safety.sh"
 
 case "$2" in
 solves)
@@ -296,10 +303,14 @@ data-safety)
     --generations 1 --output cartpole.h5 >/dev/null
   refused 2 "made for another environment, CartPole-v1, not Pendulum-v1" "${small[@]}" \
     --hidden 10 --generations 2 --output pendulum.h5 --resume cartpole.ckpt.h5
-  "${es[@]}" "${small[@]}" --generations 4 --output ahead.h5 >/dev/null
-  "${es[@]}" "${small[@]}" --generations 2 --output behind.h5 >/dev/null
+  # Ahead: an older copy of the run's own log put back (another run's log is refused before, as
+  # another run's: checkpoint-safety).
+  "${es[@]}" "${small[@]}" --generations 2 --output ahead.h5 >/dev/null
+  cp ahead.h5 behind.h5
+  "${es[@]}" "${small[@]}" --generations 4 --output ahead.h5 --resume auto >/dev/null
+  cp behind.h5 ahead.h5
   refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${small[@]}" \
-    --generations 6 --output behind.h5 --resume ahead.ckpt.h5
+    --generations 6 --output ahead.h5 --resume auto
   # Storage errors are exit status 2, and a missing --checkpoint folder is found at the start.
   echo garbage >garbage.ckpt.h5
   refused 2 "not an HDF5 file" "${small[@]}" --generations 1 --output g.h5 --resume garbage.ckpt.h5
@@ -385,6 +396,13 @@ with h5py.File("retried.h5") as f:
 print("tasks_retried per generation:", retried)
 assert len(retried) == 8 and sum(retried) >= 1 and retried[-1] == 0, retried
 PY
+  ;;
+checkpoint-safety)
+  tiny=(--env Pendulum-v1 --population 8 --eval-episodes 1 --workers 1 --noise-size 100000
+    --checkpoint-every 1)
+  short=("${es[@]}" "${tiny[@]}" --generations 2)
+  longer=("${es[@]}" "${tiny[@]}" --generations 3)
+  checkpoint_safety_checks
   ;;
 *)
   fail "unknown check '$2'"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|scaling
+#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|
+#                 checkpoint-safety|scaling
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
@@ -21,6 +22,10 @@
 #            and a missing --checkpoint folder are refused; storage errors exit 2; disk full (a
 #            small tmpfs in a private mount namespace) is one line, no segfault at exit, and the
 #            last checkpoint survives.
+# checkpoint-safety: a file already at --checkpoint (not a checkpoint, or another run's) is
+#            refused unless --overwrite; a resume continues a log only from its own run's
+#            checkpoint; a FIFO, a directory or a device as --checkpoint, --output or --resume is
+#            one line and exit 2 at once (tests/support/checkpoint_safety.sh).
 # scaling:   benchmarks/ppo_scaling (small) writes every run and update, its report the
 #            comparison and the target; benchmarks/ppo_update refuses bad flags with one line.
 set -euo pipefail
@@ -38,6 +43,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$here/../support/expect_status.sh"
 # shellcheck source=../support/config_refusals.sh
 source "$here/../support/config_refusals.sh"
+# shellcheck source=../support/checkpoint_safety.sh
+source "$here/../support/checkpoint_safety.sh"
 
 # same_run A B: bit-identical checkpoints, and logs equal but for the timings and pool size.
 same_run() {
@@ -47,7 +54,7 @@ a, b = sys.argv[1], sys.argv[2]
 with h5py.File(a + ".ckpt.h5") as x, h5py.File(b + ".ckpt.h5") as y:
     assert sorted(x.keys()) == sorted(y.keys())
     for name in x.keys():
-        if name == "seconds":
+        if name in ("seconds", "run_id"):  # the time taken; each run's own id
             continue
         assert np.array_equal(x[name][()], y[name][()]), name
 with h5py.File(a + ".h5") as x, h5py.File(b + ".h5") as y:
@@ -221,10 +228,14 @@ data-safety)
   refused 2 "cannot create the lock file nowhere/c.h5.lock" "${small[@]}" --output fresh.h5 \
     --checkpoint nowhere/c.h5
   [[ ! -e fresh.h5 ]] || fail "a run refused at the start created its log"
-  # A checkpoint ahead of its log, and one of fiber-es.
-  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output ahead.h5 >/dev/null
+  # A checkpoint ahead of its log (an older copy of the run's own log put back), and one of
+  # fiber-es.
+  "${ppo[@]}" "${small[@]}" --output ahead.h5 >/dev/null
+  cp ahead.h5 behind.h5
+  "${ppo[@]}" "${cartpole[@]}" --total-timesteps 2048 --output ahead.h5 --resume auto >/dev/null
+  cp behind.h5 ahead.h5
   refused 2 "has 2 rows, but the checkpoint ahead.ckpt.h5 is at row 4" "${cartpole[@]}" \
-    --total-timesteps 4096 --output earlier.h5 --resume ahead.ckpt.h5
+    --total-timesteps 4096 --output ahead.h5 --resume auto
   "$build/libfiber/fiberrun" -n 1 "$build/apps/es/fiber-es" --population 8 --workers 1 \
     --noise-size 100000 --generations 1 --output es.h5 >/dev/null
   refused 2 "written by fiber-es, not fiber-ppo" "${small[@]}" --output earlier.h5 --resume es.ckpt.h5
@@ -277,6 +288,12 @@ SH
   [[ $(cat status.txt) -eq 2 ]] || { cat err.txt; fail "disk full: exit $(cat status.txt), not 2"; }
   [[ $(wc -l <err.txt) -eq 1 ]] || { cat err.txt; fail "disk full: not one line"; }
   grep -q "resumed from disk/log.ckpt.h5 at iteration 2" resumed.txt || fail "no resume"
+  ;;
+checkpoint-safety)
+  tiny=(--config "$configs/cartpole.toml" --workers 2 --checkpoint-every 1)
+  short=("${ppo[@]}" "${tiny[@]}" --total-timesteps 1024)  # 2 iterations
+  longer=("${ppo[@]}" "${tiny[@]}" --total-timesteps 1536)
+  checkpoint_safety_checks
   ;;
 scaling)
   # benchmarks/ppo_scaling on 4 simulated nodes, small: every run's iterations and the updates

@@ -23,6 +23,8 @@ ClaimedRolloutLog claim_rollout_log(const RunFiles& files, bool overwrite, bool 
                                     const std::vector<RunLog::Column>& columns,
                                     const char* suffix) {
   const std::filesystem::path path = RolloutLog::path_beside(files.output, suffix);
+  refuse_unless_regular("the rollout log", path.string(),
+                        "choose another --output, or --rollout-log off");
   if (same_file(path, files.checkpoint)) {
     throw StorageError("--checkpoint " + files.checkpoint + " is the rollout log's file " +
                        path.string() + ": give the checkpoint another name, or --rollout-log off");

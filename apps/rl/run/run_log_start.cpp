@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <system_error>
+
+#include "storage/file_kind.hpp"
 
 namespace fiber::rl {
 namespace {
@@ -32,7 +35,17 @@ bool same_file(const fs::path& a, const fs::path& b) {
   return !error_a && !error_b && canonical_a == canonical_b;
 }
 
+void refuse_unless_regular(const std::string& what, const std::string& path,
+                           const std::string& remedy) {
+  const std::string_view kind = non_regular_kind(path);
+  if (kind.empty()) return;
+  throw StorageError(
+      fmt::format("{} {} is {}, not a regular file; refused: {}", what, path, kind, remedy));
+}
+
 RunFileLocks claim_run_files(const std::string& output, const std::string& checkpoint) {
+  refuse_unless_regular("--output", output, "give --output the path of a file");
+  refuse_unless_regular("--checkpoint", checkpoint, "give --checkpoint the path of a file");
   if (same_file(output, checkpoint)) {
     throw StorageError(fmt::format(
         "--output {} and --checkpoint {} are the same file: give the checkpoint its own name "
@@ -84,6 +97,9 @@ ClaimedRun claim_run(const char* program, const RunFiles& files, bool overwrite,
     if (!lock->takeover_note().empty()) {
       std::fprintf(stderr, "%s: %s\n", program, lock->takeover_note().c_str());
     }
+  }
+  if (!files.resume.empty() && files.resume != "auto") {  // --checkpoint was checked above
+    refuse_unless_regular("--resume", files.resume, "give --resume a checkpoint file, or auto");
   }
   claimed.resume = files.checkpoint_to_resume();
   if (claimed.resume.empty()) {

@@ -27,9 +27,16 @@ struct RunFileLocks {
 // otherwise the same path once made absolute and normalized ("./x.h5", "dir/../x.h5").
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
-// Claims a run's files before anything is written: refuses --output and --checkpoint naming one
-// file (also through other spellings of its path), and files another run holds; then locks both
-// (which also proves their folders writable). StorageError, one line.
+// Refuses `path` if it names something other than a regular file (a FIFO, a directory, a
+// device; found without opening it): StorageError "WHAT PATH is a FIFO, not a regular file;
+// refused: REMEDY". Nothing there, or a regular file, passes.
+void refuse_unless_regular(const std::string& what, const std::string& path,
+                           const std::string& remedy);
+
+// Claims a run's files before anything is written: refuses --output or --checkpoint naming
+// something other than a regular file (a FIFO, whose open would hang, whatever the flags), both
+// naming one file (also through other spellings of its path), and files another run holds; then
+// locks both (which also proves their folders writable). StorageError, one line.
 RunFileLocks claim_run_files(const std::string& output, const std::string& checkpoint);
 
 // A run's files, claimed before anything is written: the locks, and the checkpoint it resumes
@@ -40,8 +47,10 @@ struct ClaimedRun {
 };
 
 // claim_run_files, a line "PROGRAM: ..." on stderr for each stale lock taken over, then the
-// checkpoint to resume, or for a new run check_new_output (its note printed). `columns` are those
-// of this program's log. StorageError, one line.
+// checkpoint to resume (a --resume that is not a regular file refused), or for a new run
+// check_new_output (its note printed). `columns` are those of this program's log. What may be at
+// --checkpoint is checked by the caller once it knows the run (run/checkpoint_start.hpp).
+// StorageError, one line.
 ClaimedRun claim_run(const char* program, const RunFiles& files, bool overwrite,
                      const std::vector<RunLog::Column>& columns);
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "run/checkpoint_start.hpp"
 #include "run/exit_status.hpp"
 #include "run/stop_request.hpp"
 #include "storage/error.hpp"
@@ -49,9 +50,17 @@ int TrainingSession::run(const std::function<int()>& body) {
   }
 }
 
-void TrainingSession::claim(const std::function<void(const std::string& checkpoint)>& load) {
+void TrainingSession::claim(const std::function<void(const CheckpointReader& checkpoint)>& load) {
   claimed_.emplace(claim_run(program_.name, files_, overwrite_, program_.columns));
-  if (resuming()) load(claimed_->resume);
+  if (!resuming()) {
+    run_id_ = new_run_id();
+    check_checkpoint_target(files_.checkpoint, "", run_id_, overwrite_);
+    return;
+  }
+  const CheckpointReader checkpoint(claimed_->resume);
+  load(checkpoint);  // first: its program, environment and network are checked there
+  run_id_ = resumed_run_id(checkpoint, files_.output);
+  check_checkpoint_target(files_.checkpoint, claimed_->resume, run_id_, overwrite_);
 }
 
 bool TrainingSession::resuming() const { return claimed_ && !claimed_->resume.empty(); }
@@ -76,12 +85,18 @@ RunLog& TrainingSession::open_log(std::int64_t steps_done, const Metadata& meta)
     log_.emplace(start_run_log(files_.output, program_.columns, meta));
   }
   log_->set_meta("hosts", hosts_);
+  log_->set_meta(kRunIdKey, run_id_);
   return *log_;
 }
 
 RunLog& TrainingSession::log() {
   if (!log_) throw std::logic_error("TrainingSession::log() before open_log()");
   return *log_;
+}
+
+void TrainingSession::commit_checkpoint(CheckpointWriter& checkpoint) const {
+  checkpoint.put(kRunIdKey, run_id_);
+  checkpoint.commit(files_.checkpoint);
 }
 
 bool TrainingSession::checkpoint_due(std::int64_t steps_done, std::int64_t total) const {

@@ -1,12 +1,13 @@
 // TrainingSession: what a training run of fiber-es and fiber-ppo does around its algorithm:
 // claim the run's files and resume from its checkpoint or start anew, start the pool, open the
-// run log (a new one with its metadata, or the resumed run's, cut back to the checkpoint), tell
-// when a checkpoint is due, stop on request after checkpointing, and end a failure as one line
-// "PROGRAM: what" with its exit status (a file: kExitBadInput; the pool's start: kExitError).
+// run log (a new one with its metadata, or the resumed run's, cut back to the checkpoint), write
+// the run's checkpoints, tell when one is due, stop on request after checkpointing, and end a
+// failure as one line "PROGRAM: what" with its exit status (a file: kExitBadInput; the pool's
+// start: kExitError). The run's id pairs its log with its checkpoints (run/checkpoint_start.hpp).
 //
 //   rl::TrainingSession session({"fiber-es", "generation", log_columns()}, o.files, o.overwrite);
 //   return session.run([&] {
-//     session.claim([&](const std::string& checkpoint) { load(state, checkpoint); });
+//     session.claim([&](const rl::CheckpointReader& checkpoint) { load(state, checkpoint); });
 //     fiber::Pool& pool = session.start_pool({.processes = o.workers, ...});
 //     session.open_log(state.generation, {{"config", o.config_text}, ...});
 //     while (state.generation < o.generations) {
@@ -14,6 +15,7 @@
 //       ...  // one generation
 //       session.log().append({...});
 //       if (session.checkpoint_due(state.generation, o.generations)) save(state);
+//       // save(): rl::CheckpointWriter w; w.put(...); session.commit_checkpoint(w);
 //     }
 //     session.close_logs({&rollouts});
 //     return 0;
@@ -31,6 +33,7 @@
 
 #include "run/command_line.hpp"
 #include "run/run_log_start.hpp"
+#include "storage/checkpoint.hpp"
 #include "storage/rollout_log.hpp"
 #include "storage/run_log.hpp"
 
@@ -53,9 +56,12 @@ class TrainingSession {
   // the pool, ends it as one line on stderr and its exit status.
   int run(const std::function<int()>& body);
 
-  // Claims the run's files (storage/file_lock.hpp) and, when the run resumes, has `load` read the
-  // checkpoint. Everything that can refuse a run comes before any file is created.
-  void claim(const std::function<void(const std::string& checkpoint)>& load);
+  // Claims the run's files (storage/file_lock.hpp; none may be a FIFO, a directory or a device)
+  // and, when the run resumes, has `load` read the checkpoint (opened and verified), which must be
+  // of the run whose log is at --output. A file already at --checkpoint that is neither the
+  // checkpoint resumed nor one of this run's is refused unless --overwrite. Everything that can
+  // refuse a run comes before any file is created.
+  void claim(const std::function<void(const CheckpointReader& checkpoint)>& load);
   bool resuming() const;
 
   // Starts the pool (a failure ends the run with kExitError) and notes its hosts.
@@ -63,9 +69,12 @@ class TrainingSession {
   const std::string& hosts() const { return hosts_; }
 
   // The run log: the resumed run's, cut back to `steps_done` rows (a line says so), or a new one
-  // with `meta`; either records the pool's hosts.
+  // with `meta`; either records the pool's hosts and the run's id.
   RunLog& open_log(std::int64_t steps_done, const Metadata& meta);
   RunLog& log();
+
+  // Writes `checkpoint`, with the run's id added, atomically to --checkpoint (CheckpointError).
+  void commit_checkpoint(CheckpointWriter& checkpoint) const;
 
   // True when `steps_done` of `total` steps is a point for a regular checkpoint.
   bool checkpoint_due(std::int64_t steps_done, std::int64_t total) const;
@@ -90,6 +99,7 @@ class TrainingSession {
   std::optional<fiber::Pool> pool_;
   std::optional<RunLog> log_;
   std::string hosts_;
+  std::string run_id_;  // after claim(): a new run's, or the resumed run's
 };
 
 }  // namespace fiber::rl

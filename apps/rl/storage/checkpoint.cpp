@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "storage/atomic_replace.hpp"
+#include "storage/file_kind.hpp"
 #include "storage/hdf5/attribute.hpp"
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
@@ -338,9 +339,16 @@ void CheckpointWriter::commit(const std::filesystem::path& path) const {
     throw CheckpointError(prefix(path) + "cannot write (" + what + ")");
   };
 
-  // Create (or truncate a stale) temporary file through the OS first: its errno is the clearest
-  // explanation of an unwritable directory.
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // What is at `path` is replaced only if it is a regular file: a rename over a FIFO or a device
+  // would replace it silently, over a directory fail after all the writing.
+  if (const std::string_view kind = non_regular_kind(path); !kind.empty()) {
+    throw CheckpointError(prefix(path) + "is " + std::string(kind) + ", not a regular file");
+  }
+  // Create the temporary file through the OS first: its errno is the clearest explanation of an
+  // unwritable directory. One a crash left is removed first, so that O_EXCL never opens anything
+  // there (a FIFO would block the open, a symbolic link lead elsewhere); a directory stays.
+  ::unlink(temporary.c_str());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) fail(temporary.string() + ": " + std::strerror(errno));
   ::close(fd);
   created = true;

@@ -13,9 +13,13 @@
 //   std::int64_t g = r.int64("generation");
 //   if (r.has("rng")) rng_state = r.bytes("rng");
 //
-// commit(path) writes `path + ".tmp"` in the same directory, flushes and closes it, fsyncs it,
-// renames it over `path` and fsyncs the directory: a crash at any point leaves either the previous
-// checkpoint or the new one at `path`, never a mix or a partial file.
+// commit(path) writes `path + ".tmp"` in the same directory (created anew: one a crash left is
+// removed first), flushes and closes it, fsyncs it, renames it over `path` and fsyncs the
+// directory: a crash at any point leaves either the previous checkpoint or the new one at `path`,
+// never a mix or a partial file. What is at `path` is replaced only if it is a regular file (a
+// FIFO, a directory or a device is a CheckpointError). Whether a regular file there may be
+// replaced (another run's checkpoint, a file of someone else) is the caller's decision
+// (run/checkpoint_start.hpp).
 //
 // In the file each value is a dataset under the root, named as given, 1-D, chunked, with a
 // Fletcher32 checksum per chunk (scalars: shape (1,)), and an attribute `fiber_kind` ("float64",

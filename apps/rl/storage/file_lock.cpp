@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "storage/file_kind.hpp"
+
 namespace fiber::rl {
 namespace {
 
@@ -128,6 +130,10 @@ FileLock FileLock::acquire(const std::filesystem::path& target) {
     if (errno != EEXIST) {
       give_up(std::string("cannot create the lock file ") + lock.string() + " (" +
               std::strerror(errno) + ")");
+    }
+    if (!non_regular_kind(lock).empty()) {  // a FIFO's open would wait for a writer
+      give_up("locked by " + lock.string() +
+              ", which is not a fiber lock file (remove it if no run uses the file)");
     }
     std::string held;
     if (!read_text(lock, held)) continue;  // released meanwhile

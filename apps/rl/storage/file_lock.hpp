@@ -24,8 +24,9 @@ namespace fiber::rl {
 class FileLock {
  public:
   // Locks `target` (which need not exist). StorageError, one line naming the file: in use by
-  // another process (its host and pid), or the lock file cannot be created (e.g. the folder is
-  // missing or not writable).
+  // another process (its host and pid), the lock file cannot be created (e.g. the folder is
+  // missing or not writable), or something else is at PATH.lock (a file that is not a fiber
+  // lock, a FIFO: never opened).
   static FileLock acquire(const std::filesystem::path& target);
 
   FileLock(FileLock&& other) noexcept;

@@ -2,14 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <system_error>
 
+#include "storage/file_kind.hpp"
 #include "storage/hdf5/attribute.hpp"
 #include "storage/hdf5/dataset.hpp"
 #include "storage/hdf5/error.hpp"
@@ -211,9 +214,13 @@ RunLog RunLog::create(const std::filesystem::path& path, std::vector<Column> col
   impl->path = path;
   impl->writable = true;
 
+  // Never open a FIFO (open(2) would wait for its other end) nor replace a device or a directory.
+  if (const std::string_view kind = non_regular_kind(path); !kind.empty()) {
+    impl->fail("is " + std::string(kind) + ", not a regular file");
+  }
   if (if_exists == IfExists::overwrite) {
     // Never truncate the log of a run that is writing it (it holds HDF5's lock, an flock).
-    const int existing = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    const int existing = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (existing >= 0) {
       const bool busy = ::flock(existing, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
       ::close(existing);  // and our lock with it
@@ -221,16 +228,23 @@ RunLog RunLog::create(const std::filesystem::path& path, std::vector<Column> col
     }
   }
   // The OS creates the file first: its errno explains an existing file or a bad directory best.
-  const int fd = ::open(
-      path.c_str(),
-      O_WRONLY | O_CREAT | O_CLOEXEC | (if_exists == IfExists::overwrite ? O_TRUNC : O_EXCL), 0644);
+  // O_NONBLOCK: a FIFO put there since the check above is refused below, not waited on.
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC |
+                            (if_exists == IfExists::overwrite ? O_TRUNC : O_EXCL),
+                        0644);
   if (fd < 0) {
     if (errno == EEXIST) {
       impl->fail("already exists (open it to resume, or create it with IfExists::overwrite)");
     }
     impl->fail(std::string("cannot create (") + std::strerror(errno) + ")");
   }
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   ::close(fd);
+  if (!regular) {
+    impl->fail("is " + std::string(non_regular_kind(st.st_mode)) + ", not a regular file");
+  }
   try {
     impl->create_layout(columns);
   } catch (...) {

@@ -1,16 +1,21 @@
 // The trainers' shared skeleton without a pool: a new run starts its log with its metadata, a
-// resumed run loads its checkpoint and cuts its log back, a storage failure ends the run as one
-// line and exit status 2, a stop checkpoints and returns kExitPreempted; a clean end or a stop
-// compresses the logs (unless --no-compress-logs).
+// resumed run loads its checkpoint and cuts its log back, a run's log and checkpoints carry its
+// id and a resume refuses another run's checkpoint, a file at --checkpoint is replaced only if it
+// is the run's own (or with --overwrite), a FIFO or a directory as a run's file is refused at
+// once, a storage failure ends the run as one line and exit status 2, a stop checkpoints and
+// returns kExitPreempted; a clean end or a stop compresses the logs (unless --no-compress-logs).
 #include "run/training_session.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "run/checkpoint_start.hpp"
 #include "run/exit_status.hpp"
 #include "run/stop_request.hpp"
 #include "storage/checkpoint.hpp"
@@ -43,7 +48,8 @@ RunFiles files_in(const TempDir& dir, const std::string& resume = "") {
 void run_new(const RunFiles& files, int rows) {
   TrainingSession session(program(), files, false);
   const int status = session.run([&] {
-    session.claim([](const std::string& checkpoint) { FAIL() << "loaded " << checkpoint; });
+    session.claim(
+        [](const CheckpointReader& checkpoint) { FAIL() << "loaded " << checkpoint.path(); });
     EXPECT_FALSE(session.resuming());
     RunLog& log = session.open_log(0, {{"config", "seed = 1"}});
     for (int g = 0; g < rows; ++g) log.append({g, 0.5 * g});
@@ -76,7 +82,7 @@ TEST(TrainingSession, AResumedRunLoadsItsCheckpointAndCutsItsLogBack) {
   std::string loaded;
   testing::internal::CaptureStdout();
   const int status = session.run([&] {
-    session.claim([&](const std::string& path) { loaded = path; });
+    session.claim([&](const CheckpointReader& reader) { loaded = reader.path(); });
     EXPECT_TRUE(session.resuming());
     EXPECT_EQ(session.open_log(2, {{"config", "ignored when resuming"}}).rows(), 2u);
     return 0;
@@ -86,6 +92,137 @@ TEST(TrainingSession, AResumedRunLoadsItsCheckpointAndCutsItsLogBack) {
   EXPECT_EQ(loaded, files.checkpoint);
   EXPECT_EQ(out, "test-trainer: resumed from " + files.checkpoint + " at generation 2\n");
   EXPECT_EQ(session.log().meta("config"), "seed = 1");
+}
+
+// Runs a session over `files` (new, or resumed with files.resume) that logs generations up to
+// `rows` and checkpoints after the last; returns its exit status, and its stderr in `err`.
+int run_checkpointed(const RunFiles& files, int rows, bool overwrite = false,
+                     std::string* err = nullptr) {
+  TrainingSession session(program(), files, overwrite);
+  std::int64_t done = 0;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int status = session.run([&] {
+    session.claim(
+        [&](const CheckpointReader& checkpoint) { done = checkpoint.int64("generation"); });
+    RunLog& log = session.open_log(done, {});
+    for (std::int64_t g = done; g < rows; ++g) log.append({g, 0.5 * static_cast<double>(g)});
+    CheckpointWriter checkpoint;
+    checkpoint.put("generation", std::int64_t{rows});
+    session.commit_checkpoint(checkpoint);
+    return 0;
+  });
+  testing::internal::GetCapturedStdout();
+  const std::string captured = testing::internal::GetCapturedStderr();
+  if (err != nullptr) *err = captured;
+  return status;
+}
+
+std::string run_id_of_log(const std::string& path) {
+  return RunLog::open(path, RunLog::Access::read_only).meta(kRunIdKey).value_or("");
+}
+
+std::string run_id_of_checkpoint(const std::string& path) {
+  return CheckpointReader(path).string(kRunIdKey);
+}
+
+// One line naming the program, as run() writes it.
+bool one_line(const std::string& err) {
+  return err.rfind("test-trainer: ", 0) == 0 && err.find('\n') == err.size() - 1;
+}
+
+TEST(TrainingSession, TheLogAndTheCheckpointsOfARunCarryItsId) {
+  TempDir dir;
+  ASSERT_EQ(run_checkpointed(files_in(dir), 2), 0);
+  const std::string id = run_id_of_log(files_in(dir).output);
+  EXPECT_EQ(id.size(), 32u) << id;
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  EXPECT_EQ(run_id_of_checkpoint(files_in(dir).checkpoint), id);
+  // Resumed, it keeps its id, and may replace its own checkpoint resumed from a copy.
+  std::filesystem::copy_file(files_in(dir).checkpoint, dir / "copy.ckpt.h5");
+  ASSERT_EQ(run_checkpointed(files_in(dir, (dir / "copy.ckpt.h5").string()), 4), 0);
+  EXPECT_EQ(run_id_of_log(files_in(dir).output), id);
+  EXPECT_EQ(run_id_of_checkpoint(files_in(dir).checkpoint), id);
+  EXPECT_EQ(CheckpointReader(files_in(dir).checkpoint).int64("generation"), 4);
+  // Another run's id differs.
+  TempDir other;
+  ASSERT_EQ(run_checkpointed(files_in(other), 1), 0);
+  EXPECT_NE(run_id_of_log(files_in(other).output), id);
+}
+
+// A new run whose --checkpoint holds a file: refused before anything is written, whether the file
+// is not a checkpoint or another run's; --overwrite replaces it.
+TEST(TrainingSession, ANewRunRefusesAFileAtItsCheckpointUnlessOverwrite) {
+  TempDir dir;
+  ASSERT_EQ(run_checkpointed(files_in(dir), 2), 0);
+  RunFiles files = files_in(dir);
+  files.output = (dir / "other.h5").string();  // the checkpoint is log.h5's
+  std::string err;
+  EXPECT_EQ(run_checkpointed(files, 1, false, &err), kExitBadInput);
+  EXPECT_TRUE(one_line(err)) << err;
+  EXPECT_NE(err.find("holds the checkpoint of another run"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(files.output));
+  EXPECT_EQ(CheckpointReader(files.checkpoint).int64("generation"), 2);
+
+  files.checkpoint = (dir / "notes.txt").string();
+  test::write_file(files.checkpoint, std::vector<char>(10, 'n'));
+  EXPECT_EQ(run_checkpointed(files, 1, false, &err), kExitBadInput);
+  EXPECT_TRUE(one_line(err)) << err;
+  EXPECT_NE(err.find("exists and is not a checkpoint"), std::string::npos) << err;
+  EXPECT_EQ(std::filesystem::file_size(files.checkpoint), 10u);
+
+  EXPECT_EQ(run_checkpointed(files, 1, true, &err), 0) << err;
+  EXPECT_EQ(CheckpointReader(files.checkpoint).int64("generation"), 1);
+}
+
+// A resume continues a log only from a checkpoint of its own run: another run's checkpoint, by
+// --resume or replaced at --checkpoint, is refused and the log left as it was.
+TEST(TrainingSession, AResumeRefusesAnotherRunsCheckpoint) {
+  TempDir dir, other;
+  ASSERT_EQ(run_checkpointed(files_in(dir), 2), 0);
+  ASSERT_EQ(run_checkpointed(files_in(other), 2), 0);
+  const auto before = std::filesystem::last_write_time(files_in(dir).output);
+  std::string err;
+  EXPECT_EQ(run_checkpointed(files_in(dir, files_in(other).checkpoint), 3, false, &err),
+            kExitBadInput);
+  EXPECT_TRUE(one_line(err)) << err;
+  EXPECT_NE(err.find("checkpoint " + files_in(other).checkpoint +
+                     " is another run's than the log " + files_in(dir).output),
+            std::string::npos)
+      << err;
+  std::filesystem::copy_file(files_in(other).checkpoint, files_in(dir).checkpoint,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(run_checkpointed(files_in(dir, "auto"), 3, false, &err), kExitBadInput);
+  EXPECT_NE(err.find("is another run's than the log"), std::string::npos) << err;
+  EXPECT_EQ(std::filesystem::last_write_time(files_in(dir).output), before);
+  EXPECT_EQ(RunLog::open(files_in(dir).output, RunLog::Access::read_only).rows(), 2u);
+}
+
+// A FIFO at any of the run's paths is refused at once, never opened (which would wait for a
+// writer), whatever the flags; so is a directory.
+TEST(TrainingSession, AFifoOrADirectoryAsARunsFileIsRefusedAtOnce) {
+  TempDir dir;
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  std::filesystem::create_directory(dir / "folder");
+  for (const std::string& path : {fifo, (dir / "folder").string()}) {
+    for (const bool overwrite : {false, true}) {
+      RunFiles files = files_in(dir);
+      files.checkpoint = path;
+      std::string err;
+      EXPECT_EQ(run_checkpointed(files, 1, overwrite, &err), kExitBadInput);
+      EXPECT_TRUE(one_line(err)) << err;
+      EXPECT_NE(err.find("--checkpoint " + path + " is a"), std::string::npos) << err;
+      files = files_in(dir);
+      files.output = path;
+      EXPECT_EQ(run_checkpointed(files, 1, overwrite, &err), kExitBadInput);
+      EXPECT_NE(err.find("--output " + path + " is a"), std::string::npos) << err;
+      EXPECT_EQ(run_checkpointed(files_in(dir, path), 1, overwrite, &err), kExitBadInput);
+      EXPECT_NE(err.find("--resume " + path + " is a"), std::string::npos) << err;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_FALSE(std::filesystem::exists(files_in(dir).output));
 }
 
 TEST(TrainingSession, AStorageErrorEndsTheRunAsOneLineAndBadInput) {
@@ -106,7 +243,7 @@ TEST(TrainingSession, AnExistingOutputIsRefusedBeforeAnythingIsWritten) {
   TrainingSession session(program(), files, false);
   testing::internal::CaptureStderr();
   const int status = session.run([&] {
-    session.claim([](const std::string&) {});
+    session.claim([](const CheckpointReader&) {});
     ADD_FAILURE() << "claimed an existing output";
     return 0;
   });
@@ -154,7 +291,8 @@ void run_and_end(const RunFiles& files,
                  const std::function<void(TrainingSession&, RolloutLog&)>& end) {
   TrainingSession session(program(), files, false);
   const int status = session.run([&] {
-    session.claim([](const std::string& checkpoint) { FAIL() << "loaded " << checkpoint; });
+    session.claim(
+        [](const CheckpointReader& checkpoint) { FAIL() << "loaded " << checkpoint.path(); });
     RunLog& log = session.open_log(0, {});
     RolloutLog rollouts =
         RolloutLog::create(RolloutLog::path_beside(files.output), program().columns, "generation");

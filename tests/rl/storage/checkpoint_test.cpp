@@ -293,6 +293,33 @@ TEST(Checkpoint, StaleTemporaryFileFromACrashIsHarmless) {
   EXPECT_FALSE(std::filesystem::exists(dir / "checkpoint.h5.tmp"));
 }
 
+// A commit never replaces what is not a regular file (rename(2) would, silently), and never
+// waits in open(2) on a FIFO: not at the path, not as the temporary file beside it.
+TEST(Checkpoint, CommitRefusesToReplaceAFifoOrADirectory) {
+  TempDir dir;
+  const auto fifo = dir / "fifo.h5";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  std::string message = checkpoint_error([&] { write_generation(fifo, 1, 10); });
+  EXPECT_TRUE(one_line_naming(message, fifo)) << message;
+  EXPECT_NE(message.find("is a FIFO, not a regular file"), std::string::npos) << message;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_FALSE(std::filesystem::exists(dir / "fifo.h5.tmp"));
+  const auto folder = dir / "folder.h5";
+  std::filesystem::create_directory(folder);
+  message = checkpoint_error([&] { write_generation(folder, 1, 10); });
+  EXPECT_NE(message.find("is a directory, not a regular file"), std::string::npos) << message;
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
+}
+
+TEST(Checkpoint, AFifoAsTheTemporaryFileDoesNotBlockACommit) {
+  TempDir dir;
+  const auto path = dir / "checkpoint.h5";
+  ASSERT_EQ(::mkfifo((dir / "checkpoint.h5.tmp").c_str(), 0644), 0);
+  write_generation(path, 1, 1000);
+  expect_generation(path, 1, 1000);
+  EXPECT_FALSE(std::filesystem::exists(dir / "checkpoint.h5.tmp"));
+}
+
 // A process killed at random moments while committing checkpoints over and over: the path always
 // holds one complete checkpoint (its generation and theta agree).
 TEST(Checkpoint, KilledDuringCommitLeavesACompleteCheckpoint) {
@@ -477,7 +504,14 @@ TEST_F(Damage, NewerVersion) {
 TEST_F(Damage, ADirectoryInsteadOfAFile) {
   std::filesystem::remove(path_);
   std::filesystem::create_directory(path_);
-  expect_error("cannot open (is a directory)");
+  expect_error("cannot open (is a directory, not a regular file)");
+}
+
+TEST_F(Damage, AFifoInsteadOfAFileIsRefusedWithoutWaitingForAWriter) {
+  std::filesystem::remove(path_);
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0644), 0);
+  expect_error("cannot open (is a FIFO, not a regular file)");
+  EXPECT_TRUE(std::filesystem::is_fifo(path_));
 }
 
 // ---- interoperability ---------------------------------------------------------------------------

@@ -3,10 +3,12 @@
 #include "storage/file_lock.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -122,6 +124,21 @@ TEST(FileLock, AnotherHostsLockAndForeignFilesAreRefused) {
   EXPECT_THROW(FileLock::acquire(dir / "b.h5"), StorageError);
   EXPECT_EQ(text_of(dir / "a.h5.lock"), "node-elsewhere 77\n");  // left alone
   EXPECT_EQ(text_of(dir / "b.h5.lock"), "not a lock\n");
+}
+
+// A FIFO where the lock file would be is refused as a foreign file, without waiting in open(2)
+// for a writer to the FIFO.
+TEST(FileLock, AFifoAsTheLockFileIsRefusedAtOnce) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "a.h5.lock").c_str(), 0644), 0);
+  try {
+    FileLock::acquire(dir / "a.h5");
+    ADD_FAILURE() << "a FIFO was taken as a lock";
+  } catch (const StorageError& error) {
+    EXPECT_NE(std::string(error.what()).find("which is not a fiber lock file"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(dir / "a.h5.lock"));
 }
 
 // A Slurm job requeued after its node failed finds the lock of its earlier start, of another host.

@@ -3,9 +3,11 @@
 #include "storage/run_log.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -151,6 +153,28 @@ TEST(RunLog, CreateRefusesAnExistingFileUnlessOverwriting) {
   RunLog fresh = RunLog::create(path, {{"x", Type::float64}}, RunLog::IfExists::overwrite);
   EXPECT_EQ(fresh.rows(), 0u);
   EXPECT_EQ(fresh.columns().size(), 1u);
+}
+
+// A FIFO at the path is neither waited on (open(2) of a FIFO waits for its other end) nor
+// replaced, whether the log is created, overwritten or opened; nor is a directory.
+TEST(RunLog, AFifoOrADirectoryIsRefusedAtOnce) {
+  TempDir dir;
+  const auto fifo = dir / "fifo.h5";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const auto if_exists : {RunLog::IfExists::fail, RunLog::IfExists::overwrite}) {
+    expect_one_line_error(fifo, "is a FIFO, not a regular file", "created over a FIFO",
+                          [&] { RunLog::create(fifo, es_columns(), if_exists); });
+  }
+  for (const auto access : {RunLog::Access::read_only, RunLog::Access::read_write}) {
+    expect_one_line_error(fifo, "is a FIFO, not a regular file", "opened a FIFO",
+                          [&] { RunLog::open(fifo, access); });
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  const auto folder = dir / "folder.h5";
+  std::filesystem::create_directory(folder);
+  expect_one_line_error(folder, "is a directory, not a regular file", "created over a directory",
+                        [&] { RunLog::create(folder, es_columns(), RunLog::IfExists::overwrite); });
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
 }
 
 TEST(RunLog, Metadata) {

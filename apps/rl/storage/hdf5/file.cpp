@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 
+#include "storage/file_kind.hpp"
 #include "storage/hdf5/error.hpp"
 
 namespace fiber::rl::hdf5 {
@@ -16,7 +18,7 @@ namespace {
 
 // The errors of a file HDF5 was not asked to open yet carry the codes HDF5 gives the same
 // failures.
-Error cannot_open(const char* reason) {
+Error cannot_open(const std::string& reason) {
   return Error({H5E_FILE, H5E_CANTOPENFILE}, std::string("cannot open (") + reason + ")");
 }
 
@@ -25,17 +27,22 @@ Error not_hdf5(std::string description) {
 }
 
 // The size of the file at `path` as the operating system sees it, or the Error saying why it
-// cannot be opened (missing, a directory, empty).
+// cannot be opened (missing, a directory, a FIFO or a device, empty). A FIFO is found before it is
+// opened, and opened (if it becomes one in between) without waiting for a writer: never blocks.
 off_t openable_size(const std::filesystem::path& path, Access access) {
-  const int fd =
-      ::open(path.c_str(), (access == Access::read_write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  auto refuse_kind = [](std::string_view kind) {
+    if (!kind.empty()) throw cannot_open("is " + std::string(kind) + ", not a regular file");
+  };
+  refuse_kind(non_regular_kind(path));
+  const int fd = ::open(
+      path.c_str(), (access == Access::read_write ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw cannot_open(std::strerror(errno));
   struct stat st {};
   const int stat_result = ::fstat(fd, &st);
   const int stat_errno = errno;
   ::close(fd);
   if (stat_result != 0) throw cannot_open(std::strerror(stat_errno));
-  if (S_ISDIR(st.st_mode)) throw cannot_open("is a directory");
+  refuse_kind(non_regular_kind(st.st_mode));
   if (st.st_size == 0) throw not_hdf5("empty file (0 bytes)");
   return st.st_size;
 }
