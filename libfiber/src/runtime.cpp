@@ -105,8 +105,11 @@ Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
 
 Runtime::~Runtime() {
   detail::Feeder::stop_this_process();  // the master's puts reach its broker before it stops
-  live_state->queue_broker.reset();     // its waiting requests fail: nothing blocks the shutdown
-  live_state->dispatcher.reset();       // shuts the workers down; they remove their nodes' arrays
+  {
+    std::lock_guard lock(live_state->queue_broker_mutex);  // a Process's end may be telling it
+    live_state->queue_broker.reset();  // its waiting requests fail: nothing blocks the shutdown
+  }
+  live_state->dispatcher.reset();  // shuts the workers down; they remove their nodes' arrays
   detail::unlink_node_arrays();
   detail::partial_store::remove_all_of_run();
   delete live_state;

@@ -128,6 +128,7 @@ class Process:
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         process = _fiber.Process(payload)
+        connection.hold_read_ends(ends)
         process.start()
         self._process = process
         if ends:  # their peers read EOFError once it ends, a crash too
