@@ -94,6 +94,7 @@ Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
   detail::unlink_stale_node_arrays();
+  detail::partial_store::remove_stale();
   auto worker_argv = options.worker_arguments.value_or(
       std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
   live_state = new detail::RuntimeState{
