@@ -1,6 +1,6 @@
 // fiber::Process, as Python's multiprocessing.Process: start, join, join(timeout), is_alive,
 // exitcode (0 returned, 1 raised, -11 segfaulted, N exit(N), -15 terminated), terminate; the
-// runtime's workers go on after a crash.
+// runtime's workers go on after a crash, also one that kills its own process group.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fiber/fiber.hpp>
@@ -23,6 +23,11 @@ void raises() { throw std::runtime_error("raised in the process"); }
 void segfaults() { raise(SIGSEGV); }
 void exits(int status) { std::exit(status); }
 void put_worker_pid(fiber::Queue<long> pids) { pids.put(fiber::this_worker().pid); }
+void kills_its_group() { ::kill(0, SIGKILL); }
+
+// Longer than a crash takes to be reported, shorter than a worker's loss takes to be noticed
+// (its silence: worker_timeout, 10 s, or more after other losses).
+constexpr auto kCrashReported = 8s;
 
 }  // namespace
 
@@ -31,6 +36,7 @@ FIBER_TASK(raises);
 FIBER_TASK(segfaults);
 FIBER_TASK(exits);
 FIBER_TASK(put_worker_pid);
+FIBER_TASK(kills_its_group);
 
 namespace {
 
@@ -117,6 +123,20 @@ TEST(Process, SeveralRunAtOnce) {
   second.join();
   EXPECT_EQ(first.exitcode(), 0);
   EXPECT_EQ(second.exitcode(), 0);
+}
+
+// The task process has a process group of its own: kill(0, SIGKILL) ends it alone, a crash its
+// worker reports at once, instead of the worker too, noticed only by its silence.
+TEST(Process, ATaskThatKillsItsProcessGroupEndsOnlyItsProcess) {
+  fiber::Process process(kills_its_group);
+  process.start();
+  ASSERT_TRUE(process.join(kCrashReported))
+      << "the crash was not reported within " << kCrashReported.count() << " s";
+  EXPECT_EQ(process.exitcode(), -SIGKILL);
+  fiber::Process after(returns, 0);
+  after.start();
+  after.join();
+  EXPECT_EQ(after.exitcode(), 0);
 }
 
 }  // namespace
