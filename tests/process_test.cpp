@@ -1,8 +1,10 @@
 // fiber::Process, as Python's multiprocessing.Process: start, join, join(timeout), is_alive,
-// exitcode (0 returned, 1 raised, -11 segfaulted, N exit(N), -15 terminated), terminate; the
-// runtime's workers go on after a crash, also one that kills its own process group.
+// exitcode (0 returned, 1 raised, -11 segfaulted, N exit(N), -15 terminated, -9 its worker
+// lost), terminate; the runtime's workers go on after a crash, also one that kills its own
+// process group.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
@@ -24,10 +26,18 @@ void segfaults() { raise(SIGSEGV); }
 void exits(int status) { std::exit(status); }
 void put_worker_pid(fiber::Queue<long> pids) { pids.put(fiber::this_worker().pid); }
 void kills_its_group() { ::kill(0, SIGKILL); }
+// Ends only with its worker (its parent-death signal): returning first would let its result reach
+// the master through a lane.
+void kills_its_worker() {
+  ::kill(getppid(), SIGKILL);
+  pause();
+}
 
 // Longer than a crash takes to be reported, shorter than a worker's loss takes to be noticed
 // (its silence: worker_timeout, 10 s, or more after other losses).
 constexpr auto kCrashReported = 8s;
+// Longer than a lost worker takes to be noticed: worker_timeout, doubled by the losses before.
+constexpr auto kWorkerLossNoticed = 90s;
 
 }  // namespace
 
@@ -37,6 +47,7 @@ FIBER_TASK(segfaults);
 FIBER_TASK(exits);
 FIBER_TASK(put_worker_pid);
 FIBER_TASK(kills_its_group);
+FIBER_TASK(kills_its_worker);
 
 namespace {
 
@@ -137,6 +148,15 @@ TEST(Process, ATaskThatKillsItsProcessGroupEndsOnlyItsProcess) {
   after.start();
   after.join();
   EXPECT_EQ(after.exitcode(), 0);
+}
+
+// Its worker is lost (here SIGKILLed by the task): the task process was killed with it (its
+// parent-death signal), and the exitcode says so, not 1 ("it threw").
+TEST(Process, AProcessWhoseWorkerWasLostIsExitcodeMinusNine) {
+  fiber::Process process(kills_its_worker);
+  process.start();
+  ASSERT_TRUE(process.join(kWorkerLossNoticed));
+  EXPECT_EQ(process.exitcode(), -SIGKILL);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 //   fiber::Process actor(run_actor, queue, 7);
 //   actor.start();
 //   actor.join();               // or join(5s): true if it ended in time
-//   actor.exitcode();           // 0 returned, 1 raised, -11 segfaulted, -15 terminated
+//   actor.exitcode();           // 0 returned, 1 raised, -11 segfaulted, -15 terminated,
+//                               // -9 its worker lost
 //
 // It is a pool of one worker running one task (Isolation::process): the runtime places the
 // worker as it places pool workers, a crash takes down only the task's process (its signal is
@@ -68,7 +69,8 @@ class FIBER_EXPORT Process {
   // Started and not ended.
   bool is_alive() const;
   // Empty while it runs (or before start); then 0 if the function returned, 1 if it threw, -N
-  // if a signal N killed it (-15, SIGTERM, after terminate()), N if it called exit(N).
+  // if a signal N killed it (-15, SIGTERM, after terminate()), N if it called exit(N), -9
+  // (SIGKILL) if its worker was lost (its process was killed with it).
   std::optional<int> exitcode() const;
   // Kills the process now (exitcode -15, as Python's SIGTERM); nothing if it has ended.
   void terminate();

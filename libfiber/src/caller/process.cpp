@@ -19,7 +19,9 @@ int exitcode_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const WorkerLost& lost) {
-    return lost.exitcode().value_or(1);
+    // Its worker was lost: its task process was killed with it (SIGKILL, its parent-death
+    // signal) or by it when told to drop the call.
+    return lost.exitcode().value_or(-SIGKILL);
   } catch (...) {
     return 1;  // the function raised (fiber::TaskError), or its result did not decode
   }
