@@ -54,6 +54,14 @@ Runtime::Runtime(int argc, char** argv) : Runtime(argc, argv, RuntimeOptions{}) 
 
 Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
   if (live_state) throw Error("fiber: a fiber::Runtime already exists in this process");
+  // MPI starts once per process: MPI_Init after MPI_Finalize aborts the process.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    throw Error(
+        "fiber: a fiber::Runtime cannot start again in a process whose runtime has ended (MPI "
+        "starts once per process); keep one Runtime for the whole of main");
+  }
   detail::apply_launch_defaults();
   int provided = 0;
   // Between these two, every MPI call is made in the dispatcher's rounds, one thread at a time
