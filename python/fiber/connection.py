@@ -55,14 +55,20 @@ def hold_read_ends(ends):
             end._inbox.reader_starts()
 
 
+def let_go_read_ends(ends):
+    """The Process given `ends` has ended (hold_read_ends)."""
+    for end in ends:
+        if end._readable:
+            end._inbox.reader_ended()
+
+
 def end_for_peers(ends):
     """Sends the end mark of each of `ends` to its peer: what their process's end would have
     sent had it not crashed (a second mark after its own is never read); and lets go of the ends
     it could read (hold_read_ends)."""
     for end in ends:
         end._send_end()
-        if end._readable:
-            end._inbox.reader_ended()
+    let_go_read_ends(ends)
 
 
 class Connection:
