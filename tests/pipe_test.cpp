@@ -1,11 +1,13 @@
 // fiber::Pipe, as Python's multiprocessing.Pipe: a duplex ping-pong with a Process, poll with a
 // timeout, a one-way pipe whose ends only receive or only send; what was sent before the reading
 // end first read comes first, in order; what a sender sent before it crashed arrives; an end is
-// read in one process only.
+// read in one process only; what waits for a reading end that has not read yet is bounded (a send
+// past it waits for the reader), and a send to an end whose Process ended unread fails.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fiber/fiber.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <numeric>
 #include <stdexcept>
@@ -51,6 +53,19 @@ constexpr std::size_t kLargeValue = 3 << 20;
 
 void send_large(fiber::Connection<std::string> end) { end.send(std::string(kLargeValue, 'x')); }
 
+// Ends before its first read.
+void die_unread(fiber::Connection<std::string> /*end*/) { raise(SIGKILL); }
+
+void return_unread_later(fiber::Connection<std::string> /*end*/, int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
+// Values of 1 MiB, more of them than the broker keeps for a reader that has not read yet.
+constexpr std::size_t kMiB = 1 << 20;
+constexpr int kManyMiB = 64;
+// What the broker keeps before the first read (queue_wire::kPipeKeptBytes), in those values.
+constexpr int kKeptMiB = 16;
+
 }  // namespace
 
 FIBER_TASK(pong);
@@ -59,6 +74,8 @@ FIBER_TASK(receive_many);
 FIBER_TASK(send_then_crash);
 FIBER_TASK(poll_an_end);
 FIBER_TASK(send_large);
+FIBER_TASK(die_unread);
+FIBER_TASK(return_unread_later);
 
 namespace {
 
@@ -163,6 +180,64 @@ TEST(Pipe, AValueLargerThanTheRingArrivesWhole) {
   EXPECT_EQ(mine.recv(20s), std::string(kLargeValue, 'x'));
   sender.join();
   EXPECT_EQ(sender.exitcode(), 0);
+}
+
+// The reading end's Process died before it read: a send fails, as after a first read, instead of
+// waiting on the master for nobody.
+TEST(Pipe, ASendToAnEndWhoseProcessDiedUnreadFails) {
+  auto [mine, theirs] = fiber::Pipe<std::string>();
+  fiber::Process reader(die_unread, theirs);
+  reader.start();
+  reader.join();
+  EXPECT_EQ(reader.exitcode(), -SIGKILL);
+  try {
+    mine.send("anyone?");
+    ADD_FAILURE() << "a send to an end whose process ended unread succeeded";
+  } catch (const fiber::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("ended without reading it"), std::string::npos)
+        << error.what();
+  }
+}
+
+// A sender filling an end whose Process has not read waits once the broker keeps enough, and is
+// told when that Process ends (nobody joins it: the sender's own thread is the one waiting).
+TEST(Pipe, ASenderWaitingForAnUnreadEndIsToldWhenItsProcessEnds) {
+  constexpr int kReaderLives = 500;  // milliseconds
+  auto [mine, theirs] = fiber::Pipe<std::string>();
+  fiber::Process reader(return_unread_later, theirs, kReaderLives);
+  reader.start();
+  const std::string value(kMiB, 'v');
+  int sent = 0;
+  try {
+    for (; sent < kManyMiB; ++sent) mine.send(value);
+    ADD_FAILURE() << "all " << kManyMiB << " MiB were taken for a reader that never read";
+  } catch (const fiber::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("ended without reading it"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_LE(sent, kKeptMiB);
+  reader.join();
+  EXPECT_EQ(reader.exitcode(), 0);
+}
+
+// Nobody has read yet: sends stop once the broker keeps enough, and all comes, in order, once the
+// end is read.
+TEST(Pipe, WhatWaitsForAFirstReadIsBounded) {
+  auto [mine, theirs] = fiber::Pipe<std::string>();
+  std::atomic<int> sent = 0;
+  std::thread sender([&sent, end = theirs]() mutable {
+    for (int i = 0; i < kManyMiB; ++i) {
+      end.send(std::string(kMiB, static_cast<char>('a' + i % 26)));
+      ++sent;
+    }
+  });
+  std::this_thread::sleep_for(500ms);
+  EXPECT_LE(sent.load(), kKeptMiB);
+  for (int i = 0; i < kManyMiB; ++i) {
+    EXPECT_EQ(mine.recv(10s), std::string(kMiB, static_cast<char>('a' + i % 26))) << i;
+  }
+  sender.join();
+  EXPECT_EQ(sent.load(), kManyMiB);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // fiber::Process, as Python's multiprocessing.Process: start, join, join(timeout), is_alive,
-// exitcode (0 returned, 1 raised, -11 segfaulted, N exit(N), -15 terminated), terminate; the
-// runtime's workers go on after a crash.
+// exitcode (0 returned, 1 raised, -11 segfaulted, N exit(N), -15 terminated, -9 its worker
+// lost), terminate; the runtime's workers go on after a crash, also one that kills its own
+// process group.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 #include <fiber/fiber.hpp>
 
 #include <chrono>
@@ -23,6 +25,19 @@ void raises() { throw std::runtime_error("raised in the process"); }
 void segfaults() { raise(SIGSEGV); }
 void exits(int status) { std::exit(status); }
 void put_worker_pid(fiber::Queue<long> pids) { pids.put(fiber::this_worker().pid); }
+void kills_its_group() { ::kill(0, SIGKILL); }
+// Ends only with its worker (its parent-death signal): returning first would let its result reach
+// the master through a lane.
+void kills_its_worker() {
+  ::kill(getppid(), SIGKILL);
+  pause();
+}
+
+// Longer than a crash takes to be reported, shorter than a worker's loss takes to be noticed
+// (its silence: worker_timeout, 10 s, or more after other losses).
+constexpr auto kCrashReported = 8s;
+// Longer than a lost worker takes to be noticed: worker_timeout, doubled by the losses before.
+constexpr auto kWorkerLossNoticed = 90s;
 
 }  // namespace
 
@@ -31,6 +46,8 @@ FIBER_TASK(raises);
 FIBER_TASK(segfaults);
 FIBER_TASK(exits);
 FIBER_TASK(put_worker_pid);
+FIBER_TASK(kills_its_group);
+FIBER_TASK(kills_its_worker);
 
 namespace {
 
@@ -117,6 +134,29 @@ TEST(Process, SeveralRunAtOnce) {
   second.join();
   EXPECT_EQ(first.exitcode(), 0);
   EXPECT_EQ(second.exitcode(), 0);
+}
+
+// The task process has a process group of its own: kill(0, SIGKILL) ends it alone, a crash its
+// worker reports at once, instead of the worker too, noticed only by its silence.
+TEST(Process, ATaskThatKillsItsProcessGroupEndsOnlyItsProcess) {
+  fiber::Process process(kills_its_group);
+  process.start();
+  ASSERT_TRUE(process.join(kCrashReported))
+      << "the crash was not reported within " << kCrashReported.count() << " s";
+  EXPECT_EQ(process.exitcode(), -SIGKILL);
+  fiber::Process after(returns, 0);
+  after.start();
+  after.join();
+  EXPECT_EQ(after.exitcode(), 0);
+}
+
+// Its worker is lost (here SIGKILLed by the task): the task process was killed with it (its
+// parent-death signal), and the exitcode says so, not 1 ("it threw").
+TEST(Process, AProcessWhoseWorkerWasLostIsExitcodeMinusNine) {
+  fiber::Process process(kills_its_worker);
+  process.start();
+  ASSERT_TRUE(process.join(kWorkerLossNoticed));
+  EXPECT_EQ(process.exitcode(), -SIGKILL);
 }
 
 }  // namespace

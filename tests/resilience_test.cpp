@@ -63,6 +63,30 @@ int hang_on(int item, int bad) {
 }
 FIBER_TASK(hang_on);
 
+// Starts a process that would outlive it (it says its pid in a Queue), then hangs.
+void start_a_child_then_hang(fiber::Queue<int> children) {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  children.put(child);
+  children.flush();
+  pause();
+}
+FIBER_TASK(start_a_child_then_hang);
+
+namespace {
+// Neither gone nor a zombie (one killed whose new parent has not reaped it yet).
+bool runs(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto after_name = line.rfind(") ");
+  return after_name != std::string::npos && line.at(after_name + 2) != 'Z';
+}
+}  // namespace
+
 // Kills its worker's MPI process (the task process's parent) on the first attempt of `item`.
 int kill_worker_first_time(int item, int bad, std::string marker_dir) {
   if (item == bad && first_attempt(marker_dir, item)) kill(getppid(), SIGKILL);
@@ -190,6 +214,24 @@ TEST_F(Resilience, HungTaskTimesOut) {
   fiber::Pool strict({.processes = 1, .max_retries = 0, .task_timeout = 200ms});
   EXPECT_THROW(strict.apply(hang_on, 1, 1), fiber::TimeoutError);
   EXPECT_EQ(strict.apply(hang_on, 2, 1), 2);
+}
+
+// A task process that times out is killed with its process group: what its task started ends
+// too, instead of living on without it.
+TEST_F(Resilience, ATimedOutTaskEndsWithTheProcessesItStarted) {
+  constexpr auto kTimeout = 300ms;
+  constexpr auto kLongestEnd = 10s;
+  fiber::Queue<int> children;
+  fiber::Pool pool({.processes = 1, .max_retries = 0});
+  EXPECT_THROW(pool.apply(fiber::with_timeout(start_a_child_then_hang, kTimeout), children),
+               fiber::TimeoutError);
+  pid_t child = children.get(kLongestEnd);
+  auto deadline = std::chrono::steady_clock::now() + kLongestEnd;
+  while (runs(child) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(runs(child)) << "the task's child " << child << " outlived the timeout";
+  if (runs(child)) ::kill(child, SIGKILL);
 }
 
 TEST_F(Resilience, TimeoutNeedsIsolation) {

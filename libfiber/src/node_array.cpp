@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "fiber/errors.hpp"
+#include "posix/lock_watcher.hpp"
 #include "run_identity.hpp"
 #include "this_process.hpp"
 
@@ -79,40 +78,11 @@ void hold_for_process_lifetime(int fd) {
   held.push_back(fd);
 }
 
-// Starts the watcher of a segment just made (kWatcherScript): a process of its own session,
-// so that the end of the job's process groups does not reach it. However this node's users of
-// the segment end (exit, SIGKILL, the OOM killer), it removes the segment once the last one is
-// gone. Without /bin/sh the segment is still removed when the run ends normally, or by the next
-// run's sweep.
+// Starts the watcher of a segment just made (kWatcherScript, posix/lock_watcher.hpp): however
+// this node's users of the segment end (exit, SIGKILL, the OOM killer), it removes the segment
+// once the last one is gone.
 void start_watcher(int fd, const std::string& path) {
-  int watched = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
-  if (watched < 0) return;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, watched, STDIN_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::string script = kWatcherScript;
-  std::string name = "fiber-node-array-watcher";
-  std::string target = path;
-  char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
-                  script.data(),           name.data(),
-                  target.data(),           nullptr};
-  pid_t watcher = 0;
-  posix_spawn(&watcher, "/bin/sh", &actions, &attributes, argv, environ);
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
-  close(watched);
+  posix::start_lock_watcher(fd, kWatcherScript, "fiber-node-array-watcher", path);
 }
 
 // A new segment of `total` bytes, sized but not yet named, with this process's shared lock and

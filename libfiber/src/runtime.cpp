@@ -54,6 +54,14 @@ Runtime::Runtime(int argc, char** argv) : Runtime(argc, argv, RuntimeOptions{}) 
 
 Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
   if (live_state) throw Error("fiber: a fiber::Runtime already exists in this process");
+  // MPI starts once per process: MPI_Init after MPI_Finalize aborts the process.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    throw Error(
+        "fiber: a fiber::Runtime cannot start again in a process whose runtime has ended (MPI "
+        "starts once per process); keep one Runtime for the whole of main");
+  }
   detail::apply_launch_defaults();
   int provided = 0;
   // Between these two, every MPI call is made in the dispatcher's rounds, one thread at a time
@@ -94,6 +102,7 @@ Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
   detail::set_run_identity(detail::this_process().host + "-" +
                            std::to_string(detail::this_process().pid));
   detail::unlink_stale_node_arrays();
+  detail::partial_store::remove_stale();
   auto worker_argv = options.worker_arguments.value_or(
       std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
   live_state = new detail::RuntimeState{
@@ -105,8 +114,11 @@ Runtime::Runtime(int argc, char** argv, const RuntimeOptions& options) {
 
 Runtime::~Runtime() {
   detail::Feeder::stop_this_process();  // the master's puts reach its broker before it stops
-  live_state->queue_broker.reset();     // its waiting requests fail: nothing blocks the shutdown
-  live_state->dispatcher.reset();       // shuts the workers down; they remove their nodes' arrays
+  {
+    std::lock_guard lock(live_state->queue_broker_mutex);  // a Process's end may be telling it
+    live_state->queue_broker.reset();  // its waiting requests fail: nothing blocks the shutdown
+  }
+  live_state->dispatcher.reset();  // shuts the workers down; they remove their nodes' arrays
   detail::unlink_node_arrays();
   detail::partial_store::remove_all_of_run();
   delete live_state;

@@ -6,7 +6,8 @@ shared-memory ring on one host, TCP between hosts). multiprocessing's EOFError n
 end's close to travel: close() sends an end mark down the end's outgoing direction, a Process's
 end closes every end it received, and the master sends the marks of the ends it passed to a
 Process once that process has ended however it ended (a crash too), so that recv() on the other
-side raises EOFError, as when the last copy of a pipe's descriptor is closed.
+side raises EOFError, as when the last copy of a pipe's descriptor is closed. An end a Process
+could read is its own: once it has ended, a send to it raises FiberError, whether or not it read.
 """
 
 import contextlib
@@ -46,11 +47,28 @@ def collecting_pickled():
         del _pickling.ends
 
 
+def hold_read_ends(ends):
+    """At a Process's start: the ends it may read are its own until it ends (end_for_peers), so
+    that a send to one it never read fails then, as one to an end it read does."""
+    for end in ends:
+        if end._readable:
+            end._inbox.reader_starts()
+
+
+def let_go_read_ends(ends):
+    """The Process given `ends` has ended (hold_read_ends)."""
+    for end in ends:
+        if end._readable:
+            end._inbox.reader_ended()
+
+
 def end_for_peers(ends):
     """Sends the end mark of each of `ends` to its peer: what their process's end would have
-    sent had it not crashed (a second mark after its own is never read)."""
+    sent had it not crashed (a second mark after its own is never read); and lets go of the ends
+    it could read (hold_read_ends)."""
     for end in ends:
         end._send_end()
+    let_go_read_ends(ends)
 
 
 class Connection:

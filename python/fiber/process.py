@@ -128,7 +128,12 @@ class Process:
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         process = _fiber.Process(payload)
-        process.start()
+        connection.hold_read_ends(ends)
+        try:
+            process.start()
+        except BaseException:
+            connection.let_go_read_ends(ends)  # it never ran: senders are told at once
+            raise
         self._process = process
         if ends:  # their peers read EOFError once it ends, a crash too
             self._watch(lambda: connection.end_for_peers(ends))

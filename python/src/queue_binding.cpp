@@ -143,6 +143,12 @@ void bind_queues(py::module_& module) {
       .def("receive", &receive, py::arg("timeout"),
            "The next item; None if none came within the timeout.")
       .def("poll", &poll, py::arg("timeout"))
+      .def("reader_starts", &PipeChannel::reader_starts,
+           "A Process given this direction's reading end starts (in the master).",
+           py::call_guard<py::gil_scoped_release>())
+      .def("reader_ended", &PipeChannel::reader_ended,
+           "That Process has ended: once all have, unread, sends fail as when a reader ended.",
+           py::call_guard<py::gil_scoped_release>())
       .def(pickling<PipeChannel>());
   module.def("flush_queues", &flush_queues,
              "Waits until every item this process put on a queue is in its queue.");

@@ -1,9 +1,10 @@
 """fiber.Pipe with multiprocessing's semantics: both ways between the master and a Process,
 one-way ends that refuse the wrong direction, bytes with offsets, poll, and EOFError once the
-other end is closed or its Process has ended."""
+other end is closed or its Process has ended; a send to an end whose Process ended unread fails."""
 
 import array
 import os
+import time
 from multiprocessing import BufferTooShort
 
 import pytest
@@ -56,6 +57,18 @@ def test_eof_once_the_process_with_the_other_end_has_crashed():
     with pytest.raises(EOFError):
         mine.recv()  # no join needed: the master marks the end once the process has ended
     assert ended(child) == 9
+
+
+def test_a_send_to_an_end_whose_process_ended_unread_fails():
+    mine, theirs = fiber.Pipe()
+    child = started(lambda end: None, theirs)
+    assert ended(child) == 0
+    # The master lets the child's ends go once it has seen it end, on a thread of its own.
+    deadline = time.monotonic() + WAIT_SECONDS
+    with pytest.raises(fiber.FiberError, match="ended without reading it"):
+        while time.monotonic() < deadline:
+            mine.send("anyone?")
+            time.sleep(0.05)
 
 
 def test_eof_when_the_other_end_is_closed():

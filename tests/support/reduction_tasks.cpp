@@ -57,7 +57,8 @@ double spread_value_or_drop_partials(int i, int drop_at, const std::string& mark
         // Only what chunks stored: a file another worker is still writing (under its temporary
         // name, partial_store.cpp) is not yet in the store.
         std::string name = entry.path().filename().string();
-        if (name.starts_with("fiber-partial.") && !name.ends_with(".writing")) {
+        if (name.starts_with("fiber-partial.") && !name.ends_with(".writing") &&
+            !name.ends_with(".anchor")) {
           std::filesystem::remove(entry.path(), error);
         }
       }

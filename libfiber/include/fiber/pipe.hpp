@@ -57,6 +57,10 @@ class Connection {
 
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
+    // A Process given a reading end owns it: its end tells the senders (fiber/process.hpp).
+    if constexpr (Archive::is_saving::value) {
+      if (readable_) detail::PipeChannel::note_read_end(inbox_);
+    }
     archive& inbox_& outbox_& readable_& writable_;
   }
 

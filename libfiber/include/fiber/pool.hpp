@@ -198,11 +198,7 @@ class FIBER_EXPORT Pool {
   AsyncResult<detail::ResultOf<F>> apply_async(AsyncCallbacks<detail::ResultOf<F>> callbacks,
                                                const F& f, Args&&... args) {
     using R = detail::ResultOf<F>;
-    Bytes arguments;
-    detail::encode_call<F>(arguments, std::forward<Args>(args)...);
-    std::vector<std::uint64_t> offsets{0, arguments.size()};
-    auto job = std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
-                                             std::move(offsets), 1, detail::timeout_of(f));
+    auto job = single_call(f, std::forward<Args>(args)...);
     submit(job, calling_back(std::move(callbacks), &detail::ResultDecoder<R>::single));
     return AsyncResult<R>(std::move(job), &detail::ResultDecoder<R>::single);
   }
@@ -308,6 +304,17 @@ class FIBER_EXPORT Pool {
   }
 
   friend class detail::ReductionCall;  // submits its stages as jobs
+  friend class Process;                // submits its one call with a hook on its end
+
+  // One call of f(args...), encoded, not submitted yet.
+  template <class F, class... Args>
+  static std::shared_ptr<detail::Job> single_call(const F& f, Args&&... args) {
+    Bytes arguments;
+    detail::encode_call<F>(arguments, std::forward<Args>(args)...);
+    std::vector<std::uint64_t> offsets{0, arguments.size()};
+    return std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
+                                         std::move(offsets), 1, detail::timeout_of(f));
+  }
   // imap's input, read by an InputFeed: each item encoded as submit_items encodes it.
   template <class F, class Range>
   std::shared_ptr<detail::InputFeed> feed_items(const F& f, Range&& items, std::size_t chunksize,

@@ -4,13 +4,16 @@
 //   fiber::Process actor(run_actor, queue, 7);
 //   actor.start();
 //   actor.join();               // or join(5s): true if it ended in time
-//   actor.exitcode();           // 0 returned, 1 raised, -11 segfaulted, -15 terminated
+//   actor.exitcode();           // 0 returned, 1 raised, -11 segfaulted, -15 terminated,
+//                               // -9 its worker lost
 //
 // It is a pool of one worker running one task (Isolation::process): the runtime places the
 // worker as it places pool workers, a crash takes down only the task's process (its signal is
 // the exitcode), and the worker goes back to the runtime, parked, once the process has ended
 // and was joined (or the Process is destroyed). Destroying a Process that still runs terminates
 // it. The function's result, if any, is dropped: send results back through a fiber::Queue.
+// A Pipe's reading end given to a Process is its own: once it has ended, a send to an end it
+// never read throws fiber::Error, as a send to one it read does once its process is gone.
 #pragma once
 
 #include <chrono>
@@ -26,16 +29,21 @@
 #include "fiber/pool.hpp"
 
 namespace fiber {
+namespace detail {
+class ProcessReadEnds;
+}
 
 class FIBER_EXPORT Process {
  public:
   template <class F, class... Args>
   explicit Process(const F& f, Args&&... args)
-      : launch_([f, arguments = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)](
-                    Pool& pool) {
-          auto result = std::apply(
-              [&](const auto&... values) { return pool.apply_async(f, values...); }, arguments);
-          return Running{[result](std::optional<std::chrono::milliseconds> timeout) {
+      : launch_([f, arguments = std::make_tuple(std::decay_t<Args>(std::forward<Args>(args))...)] {
+          auto job = std::apply(
+              [&](const auto&... values) { return Pool::single_call(f, values...); }, arguments);
+          AsyncResult<detail::ResultOf<F>> result(
+              job, &detail::ResultDecoder<detail::ResultOf<F>>::single);
+          return Running{job,
+                         [result](std::optional<std::chrono::milliseconds> timeout) {
                            if (!timeout) {
                              result.wait();
                              return true;
@@ -61,14 +69,17 @@ class FIBER_EXPORT Process {
   // Started and not ended.
   bool is_alive() const;
   // Empty while it runs (or before start); then 0 if the function returned, 1 if it threw, -N
-  // if a signal N killed it (-15, SIGTERM, after terminate()), N if it called exit(N).
+  // if a signal N killed it (-15, SIGTERM, after terminate()), N if it called exit(N), -9
+  // (SIGKILL) if its worker was lost (its process was killed with it).
   std::optional<int> exitcode() const;
   // Kills the process now (exitcode -15, as Python's SIGTERM); nothing if it has ended.
   void terminate();
 
  private:
-  // A started call: waits for it (without a timeout: until it ends), and rethrows how it failed.
+  // A call, submitted by start(): waits for it (without a timeout: until it ends), and rethrows
+  // how it failed.
   struct Running {
+    std::shared_ptr<detail::Job> job;
     std::function<bool(std::optional<std::chrono::milliseconds>)> wait;
     std::function<void()> rethrow;
   };
@@ -79,8 +90,9 @@ class FIBER_EXPORT Process {
   // After the end: gives the worker back to the runtime.
   void release();
 
-  std::function<Running(Pool&)> launch_;
+  std::function<Running()> launch_;  // encodes the call
   std::unique_ptr<Pool> pool_;
+  std::shared_ptr<detail::ProcessReadEnds> read_ends_;  // the Pipe reading ends it was given
   std::optional<Running> running_;
   std::optional<int> exitcode_;
 };

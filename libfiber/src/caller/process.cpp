@@ -2,9 +2,14 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
+#include "caller/job_state.hpp"
 #include "fiber/errors.hpp"
+#include "queue/process_read_ends.hpp"
 
 namespace fiber {
 namespace {
@@ -14,7 +19,9 @@ int exitcode_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const WorkerLost& lost) {
-    return lost.exitcode().value_or(1);
+    // Its worker was lost: its task process was killed with it (SIGKILL, its parent-death
+    // signal) or by it when told to drop the call.
+    return lost.exitcode().value_or(-SIGKILL);
   } catch (...) {
     return 1;  // the function raised (fiber::TaskError), or its result did not decode
   }
@@ -22,13 +29,32 @@ int exitcode_of(const std::exception_ptr& error) {
 
 }  // namespace
 
-Process::~Process() = default;  // the pool's destructor terminates a call still running
+Process::~Process() {
+  pool_.reset();  // terminates a call still running
+  if (read_ends_) read_ends_->ended();
+}
 
 void Process::start() {
   if (pool_ || exitcode_) throw std::logic_error("fiber: a Process can be started only once");
   // One try: a crash ends the process, as in Python, instead of running the function again.
   pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1, .max_retries = 0});
-  running_ = launch_(*pool_);
+  std::vector<detail::PipeChannel> passed;
+  {
+    detail::ReadEndsPassed collecting;
+    running_ = launch_();
+    passed = collecting.take();
+  }
+  if (!passed.empty()) {
+    read_ends_ = std::make_shared<detail::ProcessReadEnds>(std::move(passed));
+    // Run by the thread that stores its outcome (the dispatcher's, or a caller's driving it),
+    // before a join returns: a few locks held briefly, no wait.
+    auto& state = running_->job->state();
+    state.call_when_done([read_ends = read_ends_, &state] {
+      read_ends->ended();
+      state.callback_finished();
+    });
+  }
+  pool_->submit(running_->job);
 }
 
 void Process::join() { join_for(std::nullopt); }
@@ -65,6 +91,7 @@ void Process::terminate() {
 void Process::release() {
   pool_.reset();
   running_.reset();
+  if (read_ends_) read_ends_->ended();
 }
 
 }  // namespace fiber

@@ -3,6 +3,7 @@
 #include "queue/broker_connection.hpp"
 #include "queue/pipe_receiver.hpp"
 #include "queue/pipe_sender.hpp"
+#include "queue/process_read_ends.hpp"
 #include "queue/queue_broker.hpp"
 #include "runtime_state.hpp"
 
@@ -26,6 +27,22 @@ std::optional<Bytes> PipeChannel::receive(Timeout timeout) const {
 bool PipeChannel::poll(Timeout timeout) const {
   if (address_.port == 0) made_in_the_master();
   return PipeReceiver::of_this_process().receive(address_, timeout, false).has_value();
+}
+
+void PipeChannel::reader_starts() const { queue_broker().pipe_reader_starts(address_.id); }
+
+void PipeChannel::reader_ended() const {
+  // After the runtime's end nobody sends any more.
+  if_queue_broker_runs([&](QueueBroker& broker) { broker.pipe_reader_ended(address_.id); });
+}
+
+void PipeChannel::note_read_end(const PipeChannel& direction) {
+  if (auto* collected = read_ends_collected()) collected->push_back(direction);
+}
+
+std::vector<PipeChannel>*& read_ends_collected() {
+  thread_local std::vector<PipeChannel>* collected = nullptr;
+  return collected;
 }
 
 }  // namespace fiber::detail

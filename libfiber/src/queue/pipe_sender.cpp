@@ -27,7 +27,11 @@ using queue_wire::Status;
 posix::PerProcess<PipeSender> senders;
 
 [[noreturn]] void reader_gone(const std::string& why) {
-  throw Error("fiber: the Pipe's reading end is gone (" + why + "): its process ended");
+  throw Error("fiber: the Pipe's reading end is gone: " + why);
+}
+
+[[noreturn]] void reading_process_gone(const std::string& why) {
+  reader_gone("its process ended (" + why + ")");
 }
 
 // Sends `bytes` with the descriptor `fd` riding along (SCM_RIGHTS).
@@ -47,10 +51,12 @@ bool send_with_descriptor(int socket, std::span<const char> bytes, int fd) {
   return ::sendmsg(socket, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
-// A connection whose reader has not closed it (a reader only ever closes it).
+// A connection whose reader has not closed it (a reader only ever closes it). One it never
+// accepted is reset when its process ends.
 bool reader_alive(int socket) {
   char byte;
-  return ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+  ssize_t got = ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return got > 0 || (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
 }
 
 // How long a sender waiting for room in a full ring sleeps before it checks the reader is alive.
@@ -72,7 +78,7 @@ PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
     local = false;
     direct.socket = posix::connect_tcp(reader.host, reader.port, why);
   }
-  if (!direct.socket) reader_gone(why);
+  if (!direct.socket) reading_process_gone(why);
   queue_wire::Bytes hello;
   ByteWriter(hello).value(direction.id);
   auto frame = queue_wire::framed(hello);
@@ -80,7 +86,7 @@ PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
   if (local) direct.ring = PipeRing::create(memory);
   bool sent = direct.ring ? send_with_descriptor(direct.socket.get(), frame, memory.get())
                           : queue_wire::send_all(direct.socket.get(), frame);
-  if (!sent) reader_gone(std::strerror(errno));
+  if (!sent) reading_process_gone(std::strerror(errno));
   return direct;
 }
 
@@ -114,7 +120,11 @@ void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
     queue_wire::append_item(request, item);
     send_request(direction, request);
     queue_wire::Bytes payload;
-    if (receive_reply(direction, payload) == Status::ok) return;  // kept for the reading end
+    auto status = receive_reply(direction, payload);  // waits while the broker keeps too much
+    if (status == Status::ok) return;                 // kept for the reading end
+    if (status == Status::reader_gone) {
+      reader_gone("the Process given it ended without reading it");
+    }
     found =
         direct_
             .emplace(direction.id,
@@ -124,7 +134,7 @@ void PipeSender::send(const QueueAddress& direction, const Bytes& item) {
   if (!send_through(found->second, queue_wire::framed(item))) {
     std::string why = errno != 0 ? std::strerror(errno) : "it closed the connection";
     direct_.erase(found);
-    reader_gone(why);
+    reading_process_gone(why);
   }
 }
 

@@ -131,19 +131,9 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
     }
     case Operation::sync:
       break;
-    case Operation::pipe_send: {
-      if (queue.reader) {
-        Bytes endpoint = queue_wire::frame();
-        queue_wire::append_endpoint(endpoint, *queue.reader);
-        lock.unlock();
-        reply(socket, Status::elsewhere, std::move(endpoint));
-        return true;
-      }
-      put(queue, queue_wire::split_batch(payload), lock, queue_wire::kForever);
-      lock.unlock();
-      reply(socket, Status::ok);
+    case Operation::pipe_send:
+      pipe_send(socket, queue, payload, lock);
       return true;
-    }
     case Operation::pipe_attach: {
       auto endpoint = queue_wire::take_endpoint(payload);
       if (queue.reader && *queue.reader != endpoint) {
@@ -152,9 +142,12 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
         return true;
       }
       queue.reader = endpoint;
+      queue.reader_gone = false;
       Bytes kept = queue_wire::frame();
       for (const auto& item : queue.items) queue_wire::append_item(kept, item);
       queue.items.clear();
+      queue.kept_bytes = 0;
+      queue.changed.notify_all();  // sends waiting for room go to the reader now
       lock.unlock();
       reply(socket, Status::ok, std::move(kept));
       return true;
@@ -182,6 +175,58 @@ bool QueueBroker::answer(int socket, std::span<const char> request) {
     }
   }
   return false;
+}
+
+void QueueBroker::pipe_send(int socket, Queue& queue, std::span<const char> payload,
+                            std::unique_lock<std::mutex>& lock) {
+  auto items = queue_wire::split_batch(payload);
+  std::size_t bytes = 0;
+  for (const auto& item : items) bytes += item.size();
+  // Room is made only by the reading end (its attach takes all) or its end (all dropped).
+  wait(queue, lock, queue_wire::kForever, [&] {
+    return queue.reader || queue.reader_gone || queue.items.empty() ||
+           queue.kept_bytes + bytes <= queue_wire::kPipeKeptBytes;
+  });
+  if (stopping_) {
+    lock.unlock();
+    reply(socket, Status::stopping);
+    return;
+  }
+  if (queue.reader) {
+    Bytes endpoint = queue_wire::frame();
+    queue_wire::append_endpoint(endpoint, *queue.reader);
+    lock.unlock();
+    reply(socket, Status::elsewhere, std::move(endpoint));
+    return;
+  }
+  if (queue.reader_gone) {
+    lock.unlock();
+    reply(socket, Status::reader_gone);
+    return;
+  }
+  for (auto& item : items) queue.items.push_back(std::move(item));
+  queue.kept_bytes += bytes;
+  lock.unlock();
+  reply(socket, Status::ok);
+}
+
+void QueueBroker::pipe_reader_starts(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto found = queues_.find(id);
+  if (found != queues_.end()) ++found->second->reader_holders;
+}
+
+void QueueBroker::pipe_reader_ended(std::uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto found = queues_.find(id);
+  if (found == queues_.end()) return;
+  Queue& queue = *found->second;
+  if (--queue.reader_holders > 0 || queue.reader) return;
+  queue.reader_holders = 0;
+  queue.reader_gone = true;
+  queue.items.clear();
+  queue.kept_bytes = 0;
+  queue.changed.notify_all();  // sends waiting for room are told
 }
 
 template <class Ready>
@@ -244,6 +289,13 @@ QueueBroker& queue_broker() {
   std::lock_guard lock(state.queue_broker_mutex);
   if (!state.queue_broker) state.queue_broker = std::make_unique<QueueBroker>(this_process().host);
   return *state.queue_broker;
+}
+
+void if_queue_broker_runs(const std::function<void(QueueBroker&)>& act) {
+  if (!runtime_live()) return;
+  RuntimeState& state = runtime_state();
+  std::lock_guard lock(state.queue_broker_mutex);
+  if (state.queue_broker) act(*state.queue_broker);
 }
 
 }  // namespace fiber::detail

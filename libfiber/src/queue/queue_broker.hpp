@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -33,12 +34,23 @@ class QueueBroker {
 
   QueueAddress create(std::size_t maxsize);
 
+  // A process given the reading end of Pipe direction `id` (a fiber::Process's argument) starts,
+  // and ends. Once all that started have ended and none has read it, what the direction kept is
+  // dropped and its senders are told the reader is gone (Status::reader_gone), as they are once
+  // a reading process has ended, until another process reads it.
+  void pipe_reader_starts(std::uint64_t id);
+  void pipe_reader_ended(std::uint64_t id);
+
  private:
   struct Queue {
     std::deque<queue_wire::Bytes> items;
     std::size_t maxsize = 0;  // 0: unbounded
     std::size_t waiting_getters = 0;
     std::optional<queue_wire::Endpoint> reader;  // a Pipe's direction whose reading end attached
+    std::size_t kept_bytes = 0;  // a Pipe's direction: the bytes of `items`, at most about
+                                 // queue_wire::kPipeKeptBytes
+    int reader_holders = 0;      // processes given its reading end, started and not ended
+    bool reader_gone = false;    // all of them ended without reading it
     std::condition_variable changed;
   };
   struct Connection {
@@ -52,6 +64,9 @@ class QueueBroker {
   // Answers one request; false if the connection must end. Throws ProtocolError if the request
   // is cut short.
   bool answer(int socket, std::span<const char> request);
+  // A pipe_send: kept, or where the reading end is, or that it is gone (the lock is released).
+  void pipe_send(int socket, Queue& queue, std::span<const char> payload,
+                 std::unique_lock<std::mutex>& lock);
   queue_wire::Status put(Queue& queue, std::vector<queue_wire::Bytes> items,
                          std::unique_lock<std::mutex>& lock, std::int64_t timeout_ms);
   queue_wire::Status get(Queue& queue, std::uint32_t most, queue_wire::Bytes& reply,
@@ -73,5 +88,8 @@ class QueueBroker {
 
 // The runtime's broker, started on first use. Throws fiber::Error without a live Runtime.
 QueueBroker& queue_broker();
+// Calls `act` with the runtime's broker if it runs (not once the runtime has ended, nor if no
+// queue was made), holding the lock that ~Runtime takes to stop it.
+void if_queue_broker_runs(const std::function<void(QueueBroker&)>& act);
 
 }  // namespace fiber::detail

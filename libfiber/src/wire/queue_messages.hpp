@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -27,15 +28,30 @@ enum class Operation : std::uint8_t {
   size,   // reply: u64 items in the queue
   unget,  // payload: a batch of read-ahead items, back at the queue's front in order; no reply
   sync,   // reply ok: every request before it on the connection is done
-  // A Pipe's direction (pipe_link.hpp). payload: a batch; reply ok (kept for the reading end,
-  // which has not attached yet), or elsewhere + the reading end's endpoint (nothing kept).
+  // A Pipe's direction (pipe_sender.hpp). payload: a batch; reply ok (kept for the reading end,
+  // which has not attached yet; past kPipeKeptBytes the reply waits for room, that is for the
+  // reading end), elsewhere + the reading end's endpoint (nothing kept), or reader_gone (every
+  // process given the reading end ended without reading it: nothing kept).
   pipe_send,
   // payload: the reading end's endpoint; reply ok + a batch of what was kept, or claimed (another
   // process reads this end).
   pipe_attach,
 };
 
-enum class Status : std::uint8_t { ok, timed_out, unknown_queue, stopping, elsewhere, claimed };
+enum class Status : std::uint8_t {
+  ok,
+  timed_out,
+  unknown_queue,
+  stopping,
+  elsewhere,
+  claimed,
+  reader_gone,
+};
+
+// What the broker keeps of a Pipe's direction before its reading end first reads: a send past it
+// waits, as a send into a full pipe does in Python, rather than grow the master without limit
+// (one item is kept whatever its size).
+constexpr std::size_t kPipeKeptBytes = std::size_t{16} << 20;
 
 // Where a process listens for its Pipes' direct connections.
 struct Endpoint {

@@ -59,6 +59,9 @@ constexpr auto kTraceWriteWait = 1000ms;
   sigprocmask(SIG_SETMASK, &all, nullptr);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) _exit(0);
+  // A group of its own (also set by the worker, whichever runs first): a task's kill(0, ...)
+  // ends this process and those it started, not its worker; the worker ends them all together.
+  setpgid(0, 0);
   hop_trace::forget_inherited();
 
   ItemRunner runner;
@@ -128,6 +131,7 @@ void TaskProcess::start() {
     death_pipe->read.reset();
     serve_chunks(memory_->down(), memory_->up(), memory_->progress());  // keeps the write end open
   }
+  setpgid(pid, pid);
   pid_ = pid;
   from_child_ = std::move(death_pipe->read);
 }
@@ -149,13 +153,19 @@ void TaskProcess::stop() {
     pollfd hung_up{from_child_.get(), POLLIN, 0};
     poll(&hung_up, 1, static_cast<int>(kTraceWriteWait.count()));
   }
-  ::kill(pid_, SIGKILL);
+  kill_group();
   reap();
 }
 
 std::string TaskProcess::kill() {
-  ::kill(pid_, SIGKILL);
+  kill_group();
   return reap();
+}
+
+void TaskProcess::kill_group() const {
+  // The group is the child's pid until the child is reaped (its pid cannot be reused before), and
+  // also holds what its tasks started.
+  if (::kill(-pid_, SIGKILL) != 0) ::kill(pid_, SIGKILL);
 }
 
 bool TaskProcess::fits(std::size_t body) const {

@@ -36,7 +36,8 @@ class TaskProcess {
   void start();
   // Ends the child (its pipe closes; it exits) and reaps it.
   void stop();
-  // Kills the child and says how it ended.
+  // Kills the child (and the processes its tasks started: its process group) and says how it
+  // ended.
   std::string kill();
 
   // Whether a chunk's body fits in the ring's free room now (sent, it waits for no one).
@@ -71,6 +72,8 @@ class TaskProcess {
  private:
   bool child_gone() const;
   std::string reap();
+  // SIGKILL to the child's process group: the child and what its tasks started.
+  void kill_group() const;
   pid_t pid_ = -1;
   posix::UniqueFd from_child_;  // written by nobody: its end of file says that the child is gone
   // The running child's progress page and rings, made fresh for each child.

@@ -28,6 +28,16 @@ class FIBER_EXPORT PipeChannel {
   // True if an item is there within `timeout`, without taking it.
   bool poll(Timeout timeout) const;
 
+  // In the master: a process given this direction's reading end (a fiber::Process's argument)
+  // starts, and ends. Once all have ended and none read it, what waits for it is dropped and a
+  // send throws fiber::Error, as once a reading process has ended, until another process reads.
+  void reader_starts() const;
+  void reader_ended() const;
+
+  // A readable end being serialized with this direction: a fiber::Process collects those of
+  // its arguments on its thread (libfiber/src/queue/process_read_ends.hpp).
+  static void note_read_end(const PipeChannel& direction);
+
   template <class Archive>
   void serialize(Archive& archive, unsigned /*version*/) {
     archive& address_;
