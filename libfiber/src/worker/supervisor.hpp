@@ -67,10 +67,15 @@ class Supervisor {
   // Results up to kBatchedEntryBytes are batched, for at most this long.
   static constexpr auto kResultDelay = std::chrono::microseconds(50);
   // While its task process wrote within kRecentRecord the worker looks at the ring again at once;
-  // after that it waits on the ring (the task process wakes it) at most kRingWait between looks
-  // at MPI.
+  // after that it waits on the ring (the task process wakes it) between looks at MPI (and at
+  // whether the task process died, and its deadlines) for 1/kRingWaitFraction of the quiet time,
+  // at least kRingWait, at most kLongRingWait and half a heartbeat interval: a task that runs
+  // long costs its worker ~10 wake-ups a second (docs/design.md, "Idle workers sleep"), and a
+  // message or a death is seen within an eighth of the time the task has run.
   static constexpr auto kRecentRecord = std::chrono::milliseconds(1);
   static constexpr auto kRingWait = std::chrono::microseconds(200);
+  static constexpr auto kLongRingWait = std::chrono::milliseconds(100);
+  static constexpr int kRingWaitFraction = 8;
 
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
 
@@ -114,6 +119,8 @@ class Supervisor {
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
   // death and deadlines. True if anything happened.
   bool progress_child();
+  // How long progress_child() waits on the ring now.
+  std::chrono::microseconds ring_wait() const;
   // Runs a chunk in this process (the pool does not isolate tasks).
   void run_here(const RunBody& run);
   // Results go out in batches: a small one waits for others for at most kResultDelay, a large
