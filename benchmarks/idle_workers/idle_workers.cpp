@@ -2,11 +2,12 @@
 // workers held by a pool between calls, the same N parked (no pool), and N whose task is running
 // (a long sleep in the task process: the worker process only watches it). For each, over a
 // window of --seconds once they settled: the machine's busy share (from /proc/stat: every CPU's
-// time but idle and iowait, so the master, mpirun and the nodes' daemons count too), each worker
-// process's CPU (utime + stime of all its threads, from /proc/PID/stat) and its wake-ups
-// (context switches of all its threads, from /proc/PID/task/*/status). Then how long the first
-// call after the idle spell takes (one empty task per worker) against the same call at once
-// after it: the price of waking sleepers.
+// time but idle and iowait, so the master, mpirun and the nodes' daemons count too) and the
+// workers' own share of it, each worker's CPU (utime + stime of all the threads of the worker
+// process and of its task process, from /proc/PID/stat) and its wake-ups (context switches of
+// all those threads, from /proc/PID/task/*/status). Then how long the first
+// call after an idle spell takes (one empty task per worker) against the same call at once
+// after it (medians of 5 spells): the price of waking sleepers.
 //
 //   mpirun -n 1 ./idle_workers --workers 16 64 128 [--seconds 10]
 //   (on simulated nodes: benchmarks/idle_workers/idle_workers.py runs it)
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <fiber/fiber.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -44,6 +46,8 @@ using namespace std::chrono_literals;
 
 // Past a worker's spin after its last message and its first naps before a window starts.
 constexpr auto kSettle = 3s;
+// Idle spells after which the first call is timed.
+constexpr int kWakeSpells = 5;
 
 // The machine's CPU time as jiffies: busy (all but idle and iowait) and in all.
 struct MachineTime {
@@ -106,13 +110,39 @@ struct Counts {
   long long switches = 0;
 };
 
-Counts counts_of(const std::vector<long>& pids) {
-  Counts counts;
-  for (long pid : pids) {
-    counts.ticks += ticks_of(pid);
-    counts.switches += switches_of(pid);
+// A worker's task process (its child), if it has one.
+std::vector<long> children_of(long pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<long> children;
+  for (long child; file >> child;) children.push_back(child);
+  return children;
+}
+
+// The processes counted for these workers: each worker and its task process (whatever runs
+// while the worker is idle costs the same whichever of the two runs it).
+std::vector<long> with_children(const std::vector<long>& workers) {
+  std::vector<long> pids = workers;
+  for (long pid : workers) {
+    for (long child : children_of(pid)) pids.push_back(child);
   }
+  return pids;
+}
+
+// Per process, so that one gone by the window's end (a task process that ended) is left out.
+std::vector<Counts> counts_of(const std::vector<long>& pids) {
+  std::vector<Counts> counts;
+  for (long pid : pids) counts.push_back({ticks_of(pid), switches_of(pid)});
   return counts;
+}
+
+Counts difference(const std::vector<Counts>& before, const std::vector<Counts>& after) {
+  Counts total;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    if (after[i].ticks == 0 && after[i].switches == 0) continue;  // gone
+    total.ticks += after[i].ticks - before[i].ticks;
+    total.switches += after[i].switches - before[i].switches;
+  }
+  return total;
 }
 
 void row(const Workers& workers, const char* where, const char* state, const char* measure,
@@ -125,32 +155,40 @@ void row(const Workers& workers, const char* where, const char* state, const cha
 // One window of `length`: the machine's busy share, and per worker of each group its CPU and
 // wake-ups.
 void measure(const Workers& workers, const char* state, std::chrono::seconds length) {
+  const auto local_pids = with_children(workers.master_host);
+  const auto remote_pids = with_children(workers.other_hosts);
   auto machine_before = machine_time();
-  Counts local_before = counts_of(workers.master_host);
-  Counts remote_before = counts_of(workers.other_hosts);
+  const auto local_before = counts_of(local_pids);
+  const auto remote_before = counts_of(remote_pids);
   std::this_thread::sleep_for(length);
   auto machine_after = machine_time();
-  Counts local = counts_of(workers.master_host);
-  Counts remote = counts_of(workers.other_hosts);
+  const Counts local = difference(local_before, counts_of(local_pids));
+  const Counts remote = difference(remote_before, counts_of(remote_pids));
   const double seconds = static_cast<double>(length.count());
   const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   const double busy = static_cast<double>(machine_after.busy - machine_before.busy) /
                       static_cast<double>(machine_after.total - machine_before.total);
+  // The workers' own share of the machine's CPUs: what they add to its busy share, which on a
+  // machine shared with other jobs says more than that share.
+  const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+  const double workers_busy =
+      static_cast<double>(local.ticks + remote.ticks) * tick / seconds / cpus;
   row(workers, "machine", state, "busy_share", busy);
-  std::fprintf(stderr, "%4d workers on %d node(s), %-8s machine %5.1f %% busy\n", workers.count(),
-               workers.nodes, state, 100.0 * busy);
-  auto group = [&](const char* where, std::size_t count, Counts before, Counts after) {
+  row(workers, "machine", state, "workers_busy_share", workers_busy);
+  std::fprintf(stderr, "%4d workers on %d node(s), %-8s machine %5.1f %% busy, %.2f %% by them\n",
+               workers.count(), workers.nodes, state, 100.0 * busy, 100.0 * workers_busy);
+  auto group = [&](const char* where, std::size_t count, const Counts& counted) {
     if (count == 0) return;
     const double n = static_cast<double>(count);
-    const double cpu = 100.0 * static_cast<double>(after.ticks - before.ticks) * tick / seconds / n;
-    const double wakeups = static_cast<double>(after.switches - before.switches) / seconds / n;
+    const double cpu = 100.0 * static_cast<double>(counted.ticks) * tick / seconds / n;
+    const double wakeups = static_cast<double>(counted.switches) / seconds / n;
     row(workers, where, state, "cpu_percent_per_worker", cpu);
     row(workers, where, state, "wakeups_per_worker_per_second", wakeups);
     std::fprintf(stderr, "     %3zu on %-12s %.4f %% of a core, %7.2f wake-ups/s per worker\n",
                  count, where, cpu, wakeups);
   };
-  group("master_host", workers.master_host.size(), local_before, local);
-  group("other_hosts", workers.other_hosts.size(), remote_before, remote);
+  group("master_host", workers.master_host.size(), local);
+  group("other_hosts", workers.other_hosts.size(), remote);
 }
 
 Workers workers_of(const fiber::Pool& pool) {
@@ -164,6 +202,11 @@ Workers workers_of(const fiber::Pool& pool) {
   }
   workers.nodes = static_cast<int>(hosts.size());
   return workers;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 double seconds_of(fiber::Pool& pool, int workers) {
@@ -183,15 +226,20 @@ void run(int count, std::chrono::seconds length) {
     workers = workers_of(pool);
     std::this_thread::sleep_for(kSettle);
     measure(workers, "held", length);
-    // Waking them: the first call after the idle spell, then the same call again at once.
-    const double first = seconds_of(pool, count);
-    const double again = seconds_of(pool, count);
-    row(workers, "all", "held", "first_call_after_idle_ms", first * 1e3);
-    row(workers, "all", "held", "call_while_awake_ms", again * 1e3);
+    // Waking them: the first call after an idle spell, then the same call again at once; the
+    // median of kWakeSpells spells (the first after the window, then spells of kSettle).
+    std::vector<double> first, again;
+    for (int spell = 0; spell < kWakeSpells; ++spell) {
+      if (spell > 0) std::this_thread::sleep_for(kSettle);
+      first.push_back(seconds_of(pool, count));
+      again.push_back(seconds_of(pool, count));
+    }
+    row(workers, "all", "held", "first_call_after_idle_ms", median(first) * 1e3);
+    row(workers, "all", "held", "call_while_awake_ms", median(again) * 1e3);
     std::fprintf(stderr,
-                 "%4d workers: a call of one task each %.2f ms after the idle spell, %.2f ms at "
-                 "once after\n",
-                 count, first * 1e3, again * 1e3);
+                 "%4d workers: a call of one task each %.2f ms after an idle spell, %.2f ms at "
+                 "once after (medians of %d)\n",
+                 count, median(first) * 1e3, median(again) * 1e3, kWakeSpells);
     // Running: each worker's task process sleeps through the window; the worker watches it.
     const int task_seconds = static_cast<int>((kSettle + length).count()) + 1;
     auto running = pool.map_async(
