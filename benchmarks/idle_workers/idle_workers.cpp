@@ -12,7 +12,7 @@
 //   mpirun -n 1 ./idle_workers --workers 16 64 128 [--seconds 10]
 //   (on simulated nodes: benchmarks/idle_workers/idle_workers.py runs it)
 //
-// Prints CSV lines `nodes,workers,where,state,measure,value` on stdout (where: machine,
+// Prints CSV lines `nodes,workers,where,state,measure,value` on stdout (where: machine, master,
 // master_host, other_hosts, all), readable lines on stderr.
 #include <unistd.h>
 #include <fiber/fiber.hpp>
@@ -158,10 +158,12 @@ void measure(const Workers& workers, const char* state, std::chrono::seconds len
   const auto local_pids = with_children(workers.master_host);
   const auto remote_pids = with_children(workers.other_hosts);
   auto machine_before = machine_time();
+  const long long master_before = ticks_of(getpid());
   const auto local_before = counts_of(local_pids);
   const auto remote_before = counts_of(remote_pids);
   std::this_thread::sleep_for(length);
   auto machine_after = machine_time();
+  const long long master_ticks = ticks_of(getpid()) - master_before;
   const Counts local = difference(local_before, counts_of(local_pids));
   const Counts remote = difference(remote_before, counts_of(remote_pids));
   const double seconds = static_cast<double>(length.count());
@@ -174,9 +176,15 @@ void measure(const Workers& workers, const char* state, std::chrono::seconds len
   const double workers_busy =
       static_cast<double>(local.ticks + remote.ticks) * tick / seconds / cpus;
   row(workers, "machine", state, "busy_share", busy);
+  // The master (this process), which sleeps too while no work is in flight.
+  const double master_cpu = 100.0 * static_cast<double>(master_ticks) * tick / seconds;
   row(workers, "machine", state, "workers_busy_share", workers_busy);
-  std::fprintf(stderr, "%4d workers on %d node(s), %-8s machine %5.1f %% busy, %.2f %% by them\n",
-               workers.count(), workers.nodes, state, 100.0 * busy, 100.0 * workers_busy);
+  row(workers, "master", state, "cpu_percent", master_cpu);
+  std::fprintf(stderr,
+               "%4d workers on %d node(s), %-8s machine %5.1f %% busy, %.2f %% by them, the "
+               "master %.2f %% of a core\n",
+               workers.count(), workers.nodes, state, 100.0 * busy, 100.0 * workers_busy,
+               master_cpu);
   auto group = [&](const char* where, std::size_t count, const Counts& counted) {
     if (count == 0) return;
     const double n = static_cast<double>(count);
