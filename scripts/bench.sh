@@ -13,6 +13,9 @@
 #                GEMMs of its shapes, the paper's 256 against 8 workers projected from them
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
+#   idle_workers what workers with nothing to do cost (held, running a long task, parked): CPU and
+#                wake-ups per worker and the machine's busy share, 16 .. 128 workers on one
+#                machine and on 4 simulated nodes, and the first call after an idle spell
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #   task_hop     where the default pool's per-task time goes between a worker and its task
 #                process (kernel counters per task), beside the MPI round trip
@@ -24,8 +27,9 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 35 minutes on 2 cores; es_scaling 15-25 of them)
-#   scripts/bench.sh --quick    fewer and shorter measurements (about 3 minutes)
+#   scripts/bench.sh            the full run (about 50 minutes on 2 cores; es_scaling 15-25 of them,
+#                               idle_workers about 12)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
 #   --results DIR               write there instead of benchmarks/results/ (and not the README)
 #   --build DIR                 use this build directory as it is (default: configure and build
@@ -44,11 +48,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity large_results
-  task_hop queue_pipe round_hops python_pool)
+benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity idle_workers
+  large_results task_hop queue_pipe round_hops python_pool)
 quick=false
 only=()
 results=benchmarks/results
@@ -88,7 +92,8 @@ if [[ -z $build ]]; then
   build=build
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
-    fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity large_results \
+    fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity idle_workers \
+    large_results \
     fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update _fiber
 fi
 [[ -x $build/libfiber/fiberrun ]] || die "$build is not a built build directory"
@@ -203,6 +208,7 @@ if $quick; then
   peer_limit=90
   hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
+  idle_workers=(--workers 16 --seconds 3)
   ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64)
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
@@ -221,6 +227,7 @@ else
   peer_limit=600
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
+  idle_workers=(--workers 16 64 128 --seconds 10)
   ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256)
   noise_memory=(--floats 25000000)
   noise_workers=(1 4 16)
@@ -323,6 +330,20 @@ bench_elasticity() {
   end_csv elasticity
   $python benchmarks/elasticity/report.py "$results/elasticity.csv" \
     --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+}
+
+# Idle workers: on one machine (every worker on the master's host), then on 4 simulated nodes
+# (one run per size there: idle_workers.py).
+bench_idle_workers() {
+  begin_csv idle_workers "nodes,workers,where,state,measure,value"
+  measure "idle_workers one machine" 900 "$results/idle_workers.csv.tmp" \
+    "$build/libfiber/fiberrun" -n 1 "$build/benchmarks/idle_workers/idle_workers" \
+    "${idle_workers[@]}"
+  measure "idle_workers simulated nodes" 1200 "$results/idle_workers.csv.tmp" $python \
+    benchmarks/idle_workers/idle_workers.py "$build" --nodes 4 "${idle_workers[@]}"
+  end_csv idle_workers
+  $python benchmarks/idle_workers/report.py "$results/idle_workers.csv" \
+    --markdown "$results/idle_workers.md" "${readme[@]}" || failed+=("idle_workers report")
 }
 
 # Large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker

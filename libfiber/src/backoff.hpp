@@ -35,6 +35,8 @@ class Backoff {
       : spin_for_(spin_for), max_sleep_(max_sleep) {}
 
   void activity() { last_activity_ = Clock::now(); }
+  // How long since the last activity.
+  Clock::duration quiet() const { return Clock::now() - last_activity_; }
 
   void pause() const { pause(max_sleep_); }
 

@@ -98,14 +98,15 @@ overhead)
   ;;
 reports)
   results=$root/benchmarks/results
-  for name in throughput overhead es_scaling noise_memory elasticity; do
+  for name in throughput overhead es_scaling noise_memory elasticity idle_workers; do
     plot=(--plot "$work/$name.png")
-    [[ $name == elasticity ]] && plot=()
+    [[ $name == elasticity || $name == idle_workers ]] && plot=()
     $python "$root/benchmarks/$name/report.py" "$results/$name.csv" --markdown "$work/$name.md" \
       "${plot[@]}" >/dev/null || fail "$name report failed"
     diff -u "$results/$name.md" "$work/$name.md" ||
       fail "$name: the report no longer writes what benchmarks/results/$name.md holds"
-    [[ $name == elasticity || -s $work/$name.png ]] || fail "$name: no plot"
+    [[ $name == elasticity || $name == idle_workers || -s $work/$name.png ]] ||
+      fail "$name: no plot"
   done
   # A line that is no row (UCX wrote its warnings to stdout until fiber sent them to stderr):
   # one line that names it, no traceback.

@@ -15,7 +15,9 @@
 #include "mpi/error.hpp"
 #include "mpi/info.hpp"
 #include "run_identity.hpp"
+#include "this_process.hpp"
 #include "wire/messages.hpp"
+#include "wire/worker_doorbell.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -116,6 +118,9 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
       auto said = decode_message<Hello>(hello->body);
       worker->info.pid = static_cast<long>(said.pid);
       worker->info.host = std::move(said.host);
+      worker->channel.ring_when_quiet(WorkerDoorbellRing::to(
+          static_cast<std::uint16_t>(said.doorbell_port), said.doorbell_addresses,
+          worker->info.host == this_process().host));
       worker->info.id = first_id + rank;
       worker->channel.post_receive(&request);
       ++reported;

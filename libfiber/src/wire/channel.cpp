@@ -110,7 +110,7 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
     char* out = first->data() + sizeof header;
     for (auto part : parts) out = std::copy(part.begin(), part.end(), out);
     start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
-    if (doorbell_) doorbell_->ring();
+    ring_after_send();
     return;
   }
   start_send(first->data(), first->size(), kHeaderTag, first, nullptr);
@@ -131,7 +131,19 @@ void Channel::send(MessageKind kind, std::initializer_list<std::span<const char>
     std::size_t piece = std::min(kPieceBytes, bulk.size() - offset);
     start_send(bulk.data() + offset, piece, kBodyTag, nullptr, keep_alive);
   }
-  if (doorbell_) doorbell_->ring();
+  ring_after_send();
+}
+
+void Channel::ring_after_send() {
+  if (!doorbell_ && !quiet_doorbell_) return;
+  auto now = std::chrono::steady_clock::now();
+  // (A lent worker sleeps on its lane's doorbell, rung after every send.)
+  if (doorbell_) {
+    doorbell_->ring();
+  } else if (now - last_send_ >= kQuietBeforeRing) {
+    quiet_doorbell_->ring();
+  }
+  last_send_ = now;
 }
 
 bool Channel::progress_sends() {

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "fiber/serialization.hpp"
 #include "mpi/request.hpp"
 #include "wire/message_kind.hpp"
+#include "wire/worker_doorbell.hpp"
 
 namespace fiber::detail {
 
@@ -79,6 +81,14 @@ class Channel {
   void ring_after_sends(std::shared_ptr<const LaneDoorbellRing> doorbell) {
     doorbell_ = std::move(doorbell);
   }
+  // Rings `doorbell` after a send that follows kQuietBeforeRing without one: the peer may be
+  // asleep in poll on it (docs/design.md, "Idle workers sleep"). Sends in quick succession ring
+  // once: the first wakes the peer, which stays awake for kSpinBeforeSleep after each message
+  // (Supervisor), longer than the gap to the next.
+  void ring_when_quiet(std::optional<WorkerDoorbellRing> doorbell) {
+    quiet_doorbell_ = std::move(doorbell);
+  }
+  static constexpr auto kQuietBeforeRing = std::chrono::milliseconds(2);
   // Whether a large body is being received (its sender waits for this side's progress).
   bool receiving_body() const { return large_.has_value(); }
   // Completes what it can of the sends in flight; true if none is left.
@@ -110,7 +120,12 @@ class Channel {
   Bytes large_body_;
   std::size_t large_received_ = 0;
   std::deque<PendingSend> sends_;
+  // After a send: rings the doorbells due.
+  void ring_after_send();
+
   std::shared_ptr<const LaneDoorbellRing> doorbell_;
+  std::optional<WorkerDoorbellRing> quiet_doorbell_;
+  std::chrono::steady_clock::time_point last_send_{};  // (kept with a quiet_doorbell_ only)
   std::optional<std::string> failure_;
   static inline std::atomic<std::uint64_t> failures_{0};
 };

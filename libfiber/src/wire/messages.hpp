@@ -25,12 +25,17 @@
 
 namespace fiber::detail {
 
-// worker -> master, once started.
+// worker -> master, once started: who it is, and where its doorbell is (worker_doorbell.hpp: a
+// UDP port, 0 for none, and the host's IPv4 addresses, dotted and space-separated).
 struct Hello {
   static constexpr MessageKind kind = MessageKind::hello;
   std::int64_t pid;
   std::string host;
-  static auto fields(auto& hello) { return std::tie(hello.pid, hello.host); }
+  std::uint32_t doorbell_port;
+  std::string doorbell_addresses;
+  static auto fields(auto& hello) {
+    return std::tie(hello.pid, hello.host, hello.doorbell_port, hello.doorbell_addresses);
+  }
 };
 
 // master -> worker, at the runtime's end: exit.

@@ -48,7 +48,9 @@ std::optional<std::span<const char>> ChunkReader::next(std::chrono::nanoseconds 
     bool closed = down_.closed();
     if (down_.read_into(input_) > 0) continue;
     if (!closed) {
-      down_.wait_readable(kIdleWait, spin);
+      // After a sleep that nothing ended (an idle task process) it spins no more: the next
+      // chunk is no nearer than before (docs/design.md, "Idle workers sleep").
+      if (!down_.wait_readable(kIdleWait, spin)) spin = std::chrono::nanoseconds(0);
       continue;
     }
     if (input_.empty()) return std::nullopt;

@@ -31,6 +31,8 @@ class RelayLink {
   // Completes what it can of the forwards, and returns a relay message (decode_message<Relay>) a
   // relay forwarded here, if one arrived.
   std::optional<Bytes> take();
+  // Whether a forward is still in flight (it may need this side's progress).
+  bool forwarding() const { return !forwards_.empty(); }
   // At the end: discards what relays still forwarded here, and waits for this worker's own
   // forwards to be taken, at most kFinishWait (a sibling might have left first).
   void finish();

@@ -3,12 +3,14 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "posix/wait_readable.hpp"
 #include "reduction/partial_store.hpp"
 #include "run_identity.hpp"
 #include "this_process.hpp"
@@ -20,7 +22,8 @@
 namespace fiber::detail {
 
 void Supervisor::serve() {
-  channel_.send(Hello{getpid(), this_process().host});
+  channel_.send(Hello{getpid(), this_process().host, doorbell_when_idle_.port(),
+                      WorkerDoorbell::host_addresses()});
   channel_.post_receive(request_.get());
   while (!stopping_) {
     if (channel_.failure()) lost_master();
@@ -38,11 +41,13 @@ void Supervisor::serve() {
     if (lane_asked_ && queue_.empty() && chunks_.empty()) active |= open_lane();
     results_.send(channel_);
     send_heartbeat_if_due();
-    channel_.progress_sends();
+    bool sent = channel_.progress_sends();
     if (active) {
       backoff_.activity();
+      asleep_ = false;
     } else if (chunks_.empty()) {
-      backoff_.pause(parked_ ? kParkedPoll : kIdlePoll);
+      wait_idle(!sent || !queue_.empty() || !results_.empty() || lane_asked_ ||
+                channel_.receiving_body() || relay_.forwarding());
     }
   }
   process_.stop();
@@ -180,6 +185,35 @@ void Supervisor::park() {
   replays_.clear();
   malloc_trim(0);
   parked_ = true;
+}
+
+void Supervisor::wait_idle(bool under_way) {
+  if (under_way || doorbell_when_idle_.fd() < 0) {
+    backoff_.pause(parked_ ? kParkedPoll : kIdlePoll);
+    return;
+  }
+  const auto quiet = backoff_.quiet();
+  if (quiet < kSpinBeforeSleep) {
+    backoff_.pause();
+    return;
+  }
+  if (!asleep_) {
+    // Rings that came while it was awake are stale (the master rings after its own quiet spell,
+    // shorter than this one): taken, then one more look at MPI before the first nap, in case the
+    // last was just rung for.
+    doorbell_when_idle_.answer();
+    asleep_ = true;
+    return;
+  }
+  // A ring wakes it at once, so the nap may grow fast; the first ones stay short, in case a
+  // message came unrung (sent within kQuietBeforeRing of another that the worker missed).
+  const auto nap = std::min<Clock::duration>(quiet / kNapFraction, kIdleNap);
+  if (posix::wait_readable(doorbell_when_idle_.fd(), nap)) {
+    // Awake as after a message: what the master rang for may be a moment behind the ring.
+    doorbell_when_idle_.answer();
+    backoff_.activity();
+    asleep_ = false;
+  }
 }
 
 void serve_as_worker(MPI_Comm parent) {

@@ -30,6 +30,7 @@
 #include "wire/entry_list.hpp"
 #include "wire/run_entry.hpp"
 #include "wire/task_frames.hpp"
+#include "wire/worker_doorbell.hpp"
 #include "worker/busy_heartbeat.hpp"
 #include "worker/item_runner.hpp"
 #include "worker/lent_watch.hpp"
@@ -45,12 +46,20 @@ class Supervisor {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // How often an idle worker looks for messages once quiet, and a parked one (~0 % CPU).
+  // After its last activity an idle worker yields the core between looks this long before it
+  // sleeps: the next chunk of a map usually comes within it. (Longer than the quiet after which
+  // the master rings, Channel::kQuietBeforeRing.)
+  static constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(10);
+  // Then it sleeps on its doorbell (wire/worker_doorbell.hpp) for 1/kNapFraction of the quiet
+  // time, at most kIdleNap, between looks at MPI: a held or parked worker with nothing to do is
+  // woken by the master's ring, and looks at MPI by itself about every kIdleNap (a ring lost, a
+  // master gone).
+  static constexpr int kNapFraction = 4;
+  static constexpr auto kIdleNap = std::chrono::seconds(2);
+  // While something is under way without the master (a send, a relay, a large body, a stand-in's
+  // relayed body) or without a doorbell, it looks at least this often, and a parked one this often.
   static constexpr auto kIdlePoll = std::chrono::milliseconds(1);
   static constexpr auto kParkedPoll = std::chrono::milliseconds(25);
-  // After its last activity an idle worker yields the core between looks this long before it
-  // sleeps: the next chunk of a map usually comes within it.
-  static constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(10);
   // Bodies this small may join the ring while the task process is busy, if the ring has room
   // for them, up to this many chunks.
   static constexpr std::size_t kPipelinedBody = std::size_t{16} * 1024;
@@ -58,10 +67,15 @@ class Supervisor {
   // Results up to kBatchedEntryBytes are batched, for at most this long.
   static constexpr auto kResultDelay = std::chrono::microseconds(50);
   // While its task process wrote within kRecentRecord the worker looks at the ring again at once;
-  // after that it waits on the ring (the task process wakes it) at most kRingWait between looks
-  // at MPI.
+  // after that it waits on the ring (the task process wakes it) between looks at MPI (and at
+  // whether the task process died, and its deadlines) for 1/kRingWaitFraction of the quiet time,
+  // at least kRingWait, at most kLongRingWait and half a heartbeat interval: a task that runs
+  // long costs its worker ~10 wake-ups a second (docs/design.md, "Idle workers sleep"), and a
+  // message or a death is seen within an eighth of the time the task has run.
   static constexpr auto kRecentRecord = std::chrono::milliseconds(1);
   static constexpr auto kRingWait = std::chrono::microseconds(200);
+  static constexpr auto kLongRingWait = std::chrono::milliseconds(100);
+  static constexpr int kRingWaitFraction = 8;
 
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
 
@@ -88,6 +102,9 @@ class Supervisor {
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
   // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park();
+  // Waits for something to happen, nothing running here: polls, yields, then sleeps (on the
+  // doorbell when nothing is under way without the master: `under_way`).
+  void wait_idle(bool under_way);
 
   // --- the task process and chunks run here (supervisor_tasks.cpp) ---
   // Starts what it can of the queue; true if it started anything.
@@ -102,6 +119,8 @@ class Supervisor {
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
   // death and deadlines. True if anything happened.
   bool progress_child();
+  // How long progress_child() waits on the ring now.
+  std::chrono::microseconds ring_wait() const;
   // Runs a chunk in this process (the pool does not isolate tasks).
   void run_here(const RunBody& run);
   // Results go out in batches: a small one waits for others for at most kResultDelay, a large
@@ -144,6 +163,8 @@ class Supervisor {
   // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
   std::optional<BusyHeartbeat> busy_heartbeat_;
   Backoff backoff_{kSpinBeforeSleep, kIdlePoll};
+  WorkerDoorbell doorbell_when_idle_;
+  bool asleep_ = false;  // in its naps on the doorbell since the last activity
   Clock::time_point last_sent_ = Clock::now();
   // The lane the master asked for (lane_open), not lent yet, and how often to heartbeat once
   // lent.

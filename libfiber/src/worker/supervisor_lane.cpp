@@ -53,7 +53,8 @@ bool Supervisor::open_lane() {
 
 void Supervisor::watch_lent_process(bool mpi_busy) {
   LentWatch& watch = lent_->watch;
-  if (process_.wait_for_death(watch.nap(mpi_busy, Clock::now()), doorbell_->fd())) {
+  if (process_.wait_for_death(watch.nap(mpi_busy, process_.busy(), Clock::now()),
+                              doorbell_->fd())) {
     return report_lane_lost(process_.death());
   }
   const auto now = Clock::now();

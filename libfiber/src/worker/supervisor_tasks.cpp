@@ -79,9 +79,8 @@ void Supervisor::send_to_child(Bytes body, bool silent) {
 }
 
 bool Supervisor::progress_child() {
-  // Wait on the ring (the child wakes us when it writes), briefly: MPI messages need polling.
-  auto quiet = Clock::now() - std::max(chunks_.last_record(), chunks_.front_sent());
-  std::chrono::microseconds wait = quiet < kRecentRecord ? std::chrono::microseconds(0) : kRingWait;
+  // Wait on the ring (the child wakes us when it writes): MPI messages need polling.
+  const std::chrono::microseconds wait = ring_wait();
   std::string death;
   std::uint64_t before = answers_.received();
   bool alive = process_.receive(answers_, wait, death);
@@ -100,6 +99,16 @@ bool Supervisor::progress_child() {
   }
   if (!progressed && wait.count() == 0) sched_yield();
   return progressed;
+}
+
+std::chrono::microseconds Supervisor::ring_wait() const {
+  using std::chrono::microseconds;
+  const auto quiet = Clock::now() - std::max(chunks_.last_record(), chunks_.front_sent());
+  if (quiet < kRecentRecord) return microseconds(0);
+  const auto longest = std::max<Clock::duration>(
+      kRingWait, std::min<Clock::duration>(kLongRingWait, heartbeat_interval(chunks_.front()) / 2));
+  return std::chrono::duration_cast<microseconds>(
+      std::clamp<Clock::duration>(quiet / kRingWaitFraction, kRingWait, longest));
 }
 
 void Supervisor::run_here(const RunBody& run) {

@@ -70,11 +70,15 @@ TEST(Messages, EachStructSaysItsKind) {
 }
 
 TEST(Messages, HelloRoundTripsAndOnlyWhole) {
-  Hello hello = decode_message<Hello>(encode_message(Hello{-1234567890123, kLongText}));
+  Hello hello = decode_message<Hello>(
+      encode_message(Hello{-1234567890123, kLongText, 54321, "10.0.0.7 127.0.0.1"}));
   EXPECT_EQ(hello.pid, -1234567890123);
   EXPECT_EQ(hello.host, kLongText);
-  EXPECT_EQ(decode_message<Hello>(encode_message(Hello{42, ""})).host, "");
-  expect_only_the_whole_decodes(Hello{42, "node7"}, "fiber: a hello message was cut short",
+  EXPECT_EQ(hello.doorbell_port, 54321u);
+  EXPECT_EQ(hello.doorbell_addresses, "10.0.0.7 127.0.0.1");
+  EXPECT_EQ(decode_message<Hello>(encode_message(Hello{42, "", 0, ""})).host, "");
+  expect_only_the_whole_decodes(Hello{42, "node7", 1, "10.0.0.7"},
+                                "fiber: a hello message was cut short",
                                 "fiber: a hello message has 1 byte past its end");
 }
 
