@@ -1,6 +1,7 @@
 // How task arguments and results become bytes.
 //
-// Numbers and enums are copied as raw bytes; everything else goes through a Boost.Serialization
+// Numbers and enums are copied as raw bytes; a lone std::string is written as a Boost archive
+// writes it (detail/lone_string.hpp); everything else goes through a Boost.Serialization
 // binary archive, so any type Boost can serialize works: the standard containers below, std::tuple
 // (detail/tuple_serializer.hpp), and user structs with a `serialize(Archive&, unsigned)` member or
 // free function. Master and workers are the same binary, so the binary format needs no
@@ -18,6 +19,7 @@
 
 #include "fiber/bytes.hpp"
 #include "fiber/detail/archive_buffers.hpp"
+#include "fiber/detail/lone_string.hpp"
 #include "fiber/detail/raw_bytes.hpp"
 #include "fiber/detail/tuple_serializer.hpp"
 #include "fiber/errors.hpp"
@@ -49,6 +51,8 @@ void encode_into(Bytes& out, const Ts&... values) {
           out.insert(out.end(), bytes, bytes + sizeof(value));
         }(values),
         ...);
+  } else if constexpr (detail::kLoneString<Ts...>) {
+    detail::append_lone_string(out, values...);
   } else {
     detail::AppendingStreambuf buffer(out);
     boost::archive::binary_oarchive archive(buffer, detail::kArchiveFlags);
@@ -74,6 +78,8 @@ std::tuple<Ts...> decode_tuple(std::span<const char> in, std::string_view what =
           ((std::memcpy(&value, in.data() + offset, sizeof(value)), offset += sizeof(value)), ...);
         },
         values);
+  } else if constexpr (detail::kLoneString<Ts...>) {
+    if (!detail::read_lone_string(in, std::get<0>(values))) throw mismatch();
   } else {
     detail::SpanStreambuf buffer(in);
     try {
