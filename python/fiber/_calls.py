@@ -27,6 +27,7 @@ from fiber import _pickling_notes
 
 _RETURNED = b"\x00"
 _RAISED = b"\x01"
+_RAISED_BYTE = _RAISED[0]  # what indexing a frame gives
 # Functions a task process keeps unpickled, keyed by their bytes: a pool's map sends one
 # function with every item, and unpickling a closure each time would cost more than small tasks.
 _FUNCTIONS_KEPT = 64
@@ -39,6 +40,10 @@ _functions = {}
 _BY_REFERENCE_TYPES = (types.FunctionType, types.BuiltinFunctionType)
 
 
+# The modules registered with cloudpickle.register_pickle_by_value (a set that it changes).
+_BY_VALUE_MODULES = getattr(cloudpickle.cloudpickle, "_PICKLE_BY_VALUE_MODULES", frozenset())
+
+
 def _by_reference(function):
     module_name = getattr(function, "__module__", None)
     module = sys.modules.get(module_name)
@@ -46,20 +51,40 @@ def _by_reference(function):
         isinstance(function, _BY_REFERENCE_TYPES)
         and module_name != "__main__"
         and getattr(module, "__spec__", None) is not None
-        and module_name not in getattr(cloudpickle.cloudpickle, "_PICKLE_BY_VALUE_MODULES", ())
+        and module_name not in _BY_VALUE_MODULES
     )
+
+
+# The bytes of functions that went by reference, by function: a pool's calls repeat a few
+# functions, whose bytes (their module and name) do not change. Functions of modules only, which
+# live as long as their modules anyway; a function that goes by value is pickled at every call,
+# since its globals may have changed.
+_REFERENCES_KEPT = 256
+_references = {}
 
 
 def pickled_function(function):
     """The function's bytes, made once per call of the pool (not once per item). A function found
     by its module and name gets pickle's bytes, the same as cloudpickle's but made in C (an
-    apply_async paid 76 us for cloudpickle's on a cold cache, docs/design.md); any other goes by
-    value."""
+    apply_async paid 76 us for cloudpickle's on a cold cache, docs/design.md), kept for its next
+    call; any other goes by value."""
+    if type(function) in _BY_REFERENCE_TYPES:
+        try:
+            kept = _references.get(function)
+        except TypeError:  # a builtin method of an unhashable object: never by reference
+            kept = None
+        if kept is not None and function.__module__ not in _BY_VALUE_MODULES:
+            return kept
     if _by_reference(function):
         try:
-            return pickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, AttributeError, TypeError):
             pass  # not found under its name (e.g. replaced after it was made): by value
+        else:
+            if len(_references) >= _REFERENCES_KEPT:
+                _references.clear()
+            _references[function] = data
+            return data
     try:
         return cloudpickle.dumps(function, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:
@@ -77,12 +102,17 @@ _PLAIN_BATCH_MOST = 16
 
 
 def _plain(items, star=False):
-    """Whether `items` (with `star`, tuples of arguments) are few and all _PLAIN_TYPES."""
+    """Whether `items` (with `star`, tuples of arguments) are few and all _PLAIN_TYPES. Loops
+    rather than all() over a generator: this runs for every apply and every small batch."""
     if len(items) > _PLAIN_BATCH_MOST:
         return False
-    if star:
-        return all(type(args) is tuple and _plain(args) for args in items)
-    return all(type(item) in _PLAIN_TYPES for item in items)
+    for item in items:
+        if star:
+            if type(item) is not tuple or not _plain(item):
+                return False
+        elif type(item) not in _PLAIN_TYPES:
+            return False
+    return True
 
 
 def _frames(value, plain=False):
@@ -98,8 +128,12 @@ def _frames(value, plain=False):
 
 
 def _loaded(frames, skip=0):
-    """The value of frames (memoryviews that fiber._fiber split), past `skip` bytes of the first."""
-    return pickle.loads(frames[0][skip:], buffers=frames[1:])
+    """The value of frames (memoryviews that fiber._fiber split, or bytes), past `skip` bytes of
+    the first."""
+    first = frames[0][skip:] if skip else frames[0]
+    if len(frames) == 1:  # no buffers: loads is quicker without the argument
+        return pickle.loads(first)
+    return pickle.loads(first, buffers=frames[1:])
 
 
 def encode_call(function_bytes, batch, star=False, kwargs=None):
@@ -197,7 +231,9 @@ def _returned(values):
     apply's, a chunk's) with multiprocessing's MaybeEncodingError (what they were, and why they
     cannot travel)."""
     try:
-        data, *buffers = _frames(values, _plain(values))
+        if _plain(values):
+            return [_RETURNED + pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)]
+        data, *buffers = _frames(values)
         return [_RETURNED + data, *buffers]
     except Exception as unpicklable:
         value = values[0] if len(values) == 1 else values
@@ -223,7 +259,7 @@ def run_call(call):
 
 
 def raised(outcome):
-    return outcome[0][:1] == _RAISED
+    return outcome[0][0] == _RAISED_BYTE
 
 
 def value_of(outcome):

@@ -26,10 +26,10 @@ _AUTOMATIC_CHUNKSIZE = 0
 _CALL_TASK = "task 'fiber_python_call'"
 
 
-def _naming(error, function_name):
+def _naming(error, function):
     """`error`, from the C++ pool, saying the user's function where it says the task running it."""
     if isinstance(error, FiberError) and error.args and isinstance(error.args[0], str):
-        users = error.args[0].replace(_CALL_TASK, f"function '{function_name}'")
+        users = error.args[0].replace(_CALL_TASK, f"function '{_name_of(function)}'")
         error.args = (users, *error.args[1:])
     return error
 
@@ -72,16 +72,16 @@ _BATCHES_PER_WORKER = 16
 class AsyncResult:
     """What apply_async, map_async and starmap_async return (multiprocessing's AsyncResult)."""
 
-    def __init__(self, outcomes, single, function_name):
+    def __init__(self, outcomes, single, function):
         self._outcomes = outcomes
         self._single = single
-        self._function_name = function_name
+        self._function = function  # named in fiber's errors
 
     def get(self, timeout=None):
         try:
             outcomes = self._outcomes.get(timeout)
         except FiberError as error:
-            _naming(error, self._function_name)
+            _naming(error, self._function)
             raise
         values = _values(outcomes)
         return values[0] if self._single else values
@@ -103,9 +103,9 @@ class AsyncResult:
 class IMapIterator:
     """What imap and imap_unordered return: results as they come, `next(timeout)` as Python's."""
 
-    def __init__(self, stream, function_name):
+    def __init__(self, stream, function):
         self._stream = stream
-        self._function_name = function_name
+        self._function = function  # named in fiber's errors
 
     def __iter__(self):
         return self
@@ -114,7 +114,7 @@ class IMapIterator:
         try:
             outcome = self._stream.next(timeout)
         except FiberError as error:
-            _naming(error, self._function_name)
+            _naming(error, self._function)
             raise
         if outcome is None:
             raise StopIteration
@@ -131,7 +131,7 @@ def _values(outcomes):
     return values
 
 
-def _on_done(single, callback, error_callback, function_name):
+def _on_done(single, callback, error_callback, function):
     """What the C++ pool calls when a call is done: the user's callback or error_callback."""
     if callback is None and error_callback is None:
         return None
@@ -146,7 +146,7 @@ def _on_done(single, callback, error_callback, function_name):
                 return
             error = _calls.exception_of(failed[0])
         if error_callback is not None:
-            error_callback(_naming(error, function_name))
+            error_callback(_naming(error, function))
 
     return on_done
 
@@ -234,10 +234,9 @@ class Pool:
         func, timeout_ms = timeouts.split(func)
         function_bytes = _pickled(func)
         calls = [_calls.encode_call(function_bytes, batch, star, kwargs) for batch in batches]
-        name = _name_of(func)
-        on_done = _on_done(single, callback, error_callback, name)
+        on_done = _on_done(single, callback, error_callback, func)
         outcomes = self._pool.map_async(calls, chunksize, on_done, timeout_ms)
-        return AsyncResult(outcomes, single, name)
+        return AsyncResult(outcomes, single, func)
 
     def _submit_map(self, func, items, star, chunksize, callback, error_callback):
         # A given chunksize: one batch per chunk, each a chunk of fiber's (maxtasksperchild counts
@@ -287,7 +286,7 @@ class Pool:
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
         calls = (_calls.encode_call(function_bytes, [item]) for item in iterable)
         stream = self._pool.imap(calls, chunksize, ordered, timeout_ms)
-        return IMapIterator(stream, _name_of(func))
+        return IMapIterator(stream, func)
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
         return self._imap(func, iterable, chunksize, ordered=True)

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -13,6 +12,11 @@ namespace fiber::python {
 namespace {
 
 using Length = std::uint64_t;
+
+// A lone frame up to this size is handed over as bytes, copied: cheaper than the memoryview and
+// the exporter that keep a string alive (a small call or outcome is most of what a pool of small
+// tasks moves; a copy of 4 KiB costs about what making those objects does).
+constexpr std::size_t kSmallFrame = 4096;
 
 std::size_t aligned(std::size_t offset) {
   return (offset + kFrameAlignment - 1) / kFrameAlignment * kFrameAlignment;
@@ -30,9 +34,13 @@ class FrameBuffer {
                            Py_TYPE(frame.ptr())->tp_name);
     }
   }
-  ~FrameBuffer() { PyBuffer_Release(&view_); }
+  ~FrameBuffer() {
+    if (view_.obj) PyBuffer_Release(&view_);
+  }
+  FrameBuffer(FrameBuffer&& other) noexcept : view_(other.view_) { other.view_.obj = nullptr; }
   FrameBuffer(const FrameBuffer&) = delete;
   FrameBuffer& operator=(const FrameBuffer&) = delete;
+  FrameBuffer& operator=(FrameBuffer&&) = delete;
 
   const char* data() const { return static_cast<const char*>(view_.buf); }
   std::size_t size() const { return static_cast<std::size_t>(view_.len); }
@@ -64,12 +72,12 @@ Length read_length(const std::string& joined, std::size_t index) {
 }  // namespace
 
 std::string join_frames(py::handle frames) {
-  std::vector<std::unique_ptr<FrameBuffer>> buffers;
-  for (py::handle frame : py::reinterpret_borrow<py::sequence>(frames)) {
-    buffers.push_back(std::make_unique<FrameBuffer>(frame));
-  }
+  auto sequence = py::reinterpret_borrow<py::sequence>(frames);
+  std::vector<FrameBuffer> buffers;
+  buffers.reserve(sequence.size());
+  for (py::handle frame : sequence) buffers.emplace_back(frame);
   std::size_t size = table_size(buffers.size());
-  for (const auto& buffer : buffers) size = aligned(size + buffer->size());
+  for (const auto& buffer : buffers) size = aligned(size + buffer.size());
   std::string joined(size, '\0');
   auto write_length = [&](std::size_t index, Length value) {
     std::memcpy(joined.data() + index * sizeof(Length), &value, sizeof value);
@@ -77,9 +85,9 @@ std::string join_frames(py::handle frames) {
   write_length(0, buffers.size());
   std::size_t offset = table_size(buffers.size());
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    write_length(i + 1, buffers[i]->size());
-    std::memcpy(joined.data() + offset, buffers[i]->data(), buffers[i]->size());
-    offset = aligned(offset + buffers[i]->size());
+    write_length(i + 1, buffers[i].size());
+    std::memcpy(joined.data() + offset, buffers[i].data(), buffers[i].size());
+    offset = aligned(offset + buffers[i].size());
   }
   return joined;
 }
@@ -92,6 +100,13 @@ py::list split_frames(std::string joined) {
   const Length count = read_length(joined, 0);
   if (count > joined.size() / sizeof(Length) || table_size(count) > joined.size()) {
     throw cut_short();
+  }
+  if (count == 1 && joined.size() <= table_size(1) + kSmallFrame) {
+    const Length length = read_length(joined, 1);
+    if (length > joined.size() - table_size(1)) throw cut_short();
+    py::list frames(1);
+    frames[0] = py::bytes(joined.data() + table_size(1), length);
+    return frames;
   }
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, length
   std::size_t offset = table_size(count);

@@ -2,7 +2,7 @@
 // pickle, the others its out-of-band buffers (pickle protocol 5: a numpy array's data). Joining
 // copies each frame once, into the string fiber sends; splitting hands Python memoryviews of a
 // string it takes over, which keep it alive and are writeable (numpy's arrays over them too, as
-// multiprocessing's results are).
+// multiprocessing's results are); a small call or outcome of one frame comes as bytes instead.
 //
 // Layout: the frame count and each frame's length (little-endian u64 each), then the frames,
 // each starting at a multiple of kFrameAlignment.
@@ -23,7 +23,8 @@ inline constexpr std::size_t kFrameAlignment = 16;
 // Throws pybind11::type_error for anything else. Called with the GIL held.
 std::string join_frames(pybind11::handle frames);
 
-// The frames of `joined`, which they take over, as a list of memoryviews. Throws
+// The frames of `joined`, which they take over, as a list of memoryviews (a lone small frame: as
+// bytes, copied). Throws
 // std::invalid_argument if it is not what join_frames makes. Called with the GIL held.
 pybind11::list split_frames(std::string joined);
 

@@ -164,12 +164,16 @@ bool wait(const Outcomes& outcomes, std::optional<double> timeout) {
 }
 
 py::list get(const Outcomes& outcomes, std::optional<double> timeout) {
-  if (!wait(outcomes, timeout)) throw TimeoutError("fiber: result not ready within the timeout");
   std::vector<std::string> got;
-  {
-    py::gil_scoped_release unlocked;
-    got = outcomes.get();  // there: decodes, or throws fiber's error for the call
-  }
+  // Taken in the same slice as the wait that found it there: one release of the GIL, not two.
+  bool there = wait_interruptibly(
+      [&](auto slice) {
+        if (!outcomes.wait(slice)) return false;
+        got = outcomes.get();  // decodes, or throws fiber's error for the call
+        return true;
+      },
+      timeout);
+  if (!there) throw TimeoutError("fiber: result not ready within the timeout");
   return as_frames_list(std::move(got));
 }
 

@@ -36,17 +36,33 @@ class TaskGil {
   PyGILState_STATE state_;
 };
 
-// `module`.`function`(arguments...), called holding the task's GIL (TaskGil), which must outlive
-// the result; Python's error becomes a C++ one, made while the GIL is held (error_already_set
-// needs it).
-template <class... Arguments>
-py::object call_in_python(const char* module, const char* function, Arguments&&... arguments) {
-  try {
-    return py::module_::import(module).attr(function)(std::forward<Arguments>(arguments)...);
-  } catch (const py::error_already_set& error) {
-    throw std::runtime_error(error.what());
+// `module`.`function`, looked up once per process: a task process runs thousands of calls, and an
+// import by name costs microseconds each. Used with the GIL held; kept for the process's life
+// (never released: a task process ends with _exit, and static destructors would run after the
+// interpreter's end).
+class PythonFunction {
+ public:
+  PythonFunction(const char* module, const char* function) : module_(module), name_(function) {}
+
+  // function(arguments...), holding the task's GIL (TaskGil), which must outlive the result;
+  // Python's error becomes a C++ one, made while the GIL is held (error_already_set needs it).
+  template <class... Arguments>
+  py::object operator()(Arguments&&... arguments) {
+    try {
+      if (!function_) {
+        function_ = py::object(py::module_::import(module_).attr(name_)).release().ptr();
+      }
+      return py::reinterpret_borrow<py::object>(function_)(std::forward<Arguments>(arguments)...);
+    } catch (const py::error_already_set& error) {
+      throw std::runtime_error(error.what());
+    }
   }
-}
+
+ private:
+  const char* module_;
+  const char* name_;
+  PyObject* function_ = nullptr;
+};
 
 }  // namespace
 
@@ -54,36 +70,38 @@ void note_interpreter_process() { interpreter_process = getpid(); }
 
 std::string fiber_python_call(std::string call) {
   TaskGil gil;
-  py::object outcome = call_in_python("fiber._calls", "run_call", split_frames(std::move(call)));
-  return join_frames(outcome);
+  static PythonFunction run_call("fiber._calls", "run_call");
+  return join_frames(run_call(split_frames(std::move(call))));
 }
 
 void fiber_python_initializer(const std::string& initializer) {
   TaskGil gil;
-  call_in_python("fiber._calls", "run_initializer", py::bytes(initializer));
+  static PythonFunction run_initializer("fiber._calls", "run_initializer");
+  run_initializer(py::bytes(initializer));
 }
 
 void fiber_python_process(const std::string& process) {
   TaskGil gil;
-  call_in_python("fiber.process", "run_in_child", py::bytes(process));
+  static PythonFunction run_in_child("fiber.process", "run_in_child");
+  run_in_child(py::bytes(process));
 }
 
 void fiber_python_broadcast(const std::string& broadcast) {
   TaskGil gil;
-  call_in_python("fiber._broadcasts", "run", py::bytes(broadcast));
+  static PythonFunction run("fiber._broadcasts", "run");
+  run(py::bytes(broadcast));
 }
 
 std::string fiber_python_reduce_item(const std::string& call) {
   TaskGil gil;
-  py::bytes partial = call_in_python("fiber._reductions", "run_item", py::bytes(call));
-  return std::string(partial);
+  static PythonFunction run_item("fiber._reductions", "run_item");
+  return std::string(py::bytes(run_item(py::bytes(call))));
 }
 
 std::string fiber_python_combine(const std::string& left, const std::string& right) {
   TaskGil gil;  // in the master too: its caller waits for the reduction without the GIL
-  py::bytes partial =
-      call_in_python("fiber._reductions", "combine", py::bytes(left), py::bytes(right));
-  return std::string(partial);
+  static PythonFunction combine("fiber._reductions", "combine");
+  return std::string(py::bytes(combine(py::bytes(left), py::bytes(right))));
 }
 
 FIBER_TASK(fiber_python_call);

@@ -61,3 +61,30 @@ def test_threads_may_share_a_pool(pool):
     for thread in threads:
         thread.join()
     assert results == {offset: [x + offset for x in range(20)] for offset in range(4)}
+
+
+def test_a_method_of_an_unhashable_object_travels_with_its_object(pool):
+    # A builtin method is hashed by its object: fiber's kept bytes of functions must not need it.
+    assert pool.apply([3, 1, 2].copy) == [3, 1, 2]
+
+
+def test_a_function_registered_by_value_after_a_call_goes_by_value(tmp_path, monkeypatch):
+    # fiber keeps the bytes of functions that go by reference (their module and name); a module
+    # registered with cloudpickle.register_pickle_by_value afterwards must send its functions by
+    # value (here: with the master's changed global), not the kept reference.
+    import cloudpickle
+
+    (tmp_path / "fiber_test_kept_module.py").write_text(
+        "SOURCE = 'the file'\n\ndef source():\n    return SOURCE\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fiber_test_kept_module as module
+
+    with fiber.Pool(1) as pool:
+        assert pool.apply(module.source) == "the file"
+        module.SOURCE = "the master"
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            assert pool.apply(module.source) == "the master"
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)
