@@ -8,13 +8,21 @@ end closes every end it received, and the master sends the marks of the ends it 
 Process once that process has ended however it ended (a crash too), so that recv() on the other
 side raises EOFError, as when the last copy of a pipe's descriptor is closed. An end a Process
 could read is its own: once it has ended, a send to it raises FiberError, whether or not it read.
+
+An end's fileno() is a descriptor readable while recv() would not wait, so that
+multiprocessing.connection.wait (re-exported here as `wait`) and select take fiber's ends mixed
+with sentinels and sockets: an eventfd that a watcher thread of the reading process sets once the
+direction's poll sees an item, and that recv() clears when it takes one (_Readiness).
 """
 
+import atexit
 import contextlib
+import os
 import pickle
 import threading
 import weakref
 from multiprocessing import BufferTooShort
+from multiprocessing.connection import wait  # noqa: F401 (fiber.connection.wait, as mp's)
 
 import cloudpickle
 
@@ -29,12 +37,110 @@ _END = b"\x01"
 _received = weakref.WeakSet()
 # Per thread: the ends pickled within collecting_pickled(), if any.
 _pickling = threading.local()
+# How long a readiness watcher waits in one poll: how soon it sees its end closed, or the exit.
+_WATCH_SECONDS = 0.1
+# The readiness descriptors whose watcher may still run: stopped at exit, before the runtime ends.
+_watched = weakref.WeakSet()
+_watched_lock = threading.Lock()
+_stop_registered = False
 
 
 def close_received():
     """At a Process's end: its ends are closed, and their peers see EOFError."""
     for end in list(_received):
         end.close()
+    _stop_watchers()
+
+
+def _stop_watchers():
+    """Stops every readiness watcher: none may be inside the C++ poll once the runtime ends."""
+    for readiness in list(_watched):
+        readiness.stop()
+
+
+class _Readiness:
+    """A descriptor that is readable while a direction has an item to take: an eventfd that a
+    watcher thread sets once the direction's poll sees one (the item is left there), and that
+    the reader clears as it takes one (taken()); the watcher then polls again, so the descriptor
+    comes back at once while items are left. A yes seen by a poll that raced with a take counts
+    only if no item was taken meanwhile, so that the descriptor never points at a taken item.
+    Without a direction (a write-only end) it never becomes readable, as nothing comes."""
+
+    def __init__(self, inbox):
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._inbox = inbox
+        self._changed = threading.Condition()
+        self._set = False
+        self._taken = 0  # items taken so far
+        self._stopping = False
+        self._thread = None
+        if inbox is not None:
+            _watch_at_exit(self)
+            self._thread = threading.Thread(target=self._watch, name="fiber pipe end", daemon=True)
+            self._thread.start()
+
+    def fileno(self):
+        return self._fd
+
+    def taken(self):
+        """The reader took an item: readable again only once the watcher sees another."""
+        with self._changed:
+            self._taken += 1
+            if self._set:
+                os.eventfd_read(self._fd)
+                self._set = False
+                self._changed.notify()
+
+    def stay_set(self):
+        """Readable from now on (the other end's mark was read: recv() raises at once)."""
+        self.stop()
+        with self._changed:
+            self._signal()
+
+    def stop(self):
+        """Stops the watcher (within a poll's slice); the descriptor stays as it is."""
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        _watched.discard(self)
+
+    def close(self):
+        self.stop()
+        os.close(self._fd)
+
+    def _signal(self):
+        if not self._set:
+            self._set = True
+            os.eventfd_write(self._fd, 1)
+
+    def _watch(self):
+        while True:
+            with self._changed:
+                while self._set and not self._stopping:
+                    self._changed.wait()
+                if self._stopping:
+                    return
+                taken = self._taken
+            try:
+                there = self._inbox.poll(_WATCH_SECONDS)
+            except Exception:  # e.g. another process reads this direction: recv() raises it
+                there = True
+            with self._changed:
+                if there and self._taken == taken and not self._stopping:
+                    self._signal()
+
+
+def _watch_at_exit(readiness):
+    """`readiness`'s watcher is stopped at exit, before the runtime ends (atexit runs its calls
+    last registered first, and the runtime's was registered when the first Pipe was made)."""
+    global _stop_registered
+    with _watched_lock:
+        _watched.add(readiness)
+        if not _stop_registered:
+            atexit.register(_stop_watchers)
+            _stop_registered = True
 
 
 @contextlib.contextmanager
@@ -81,6 +187,8 @@ class Connection:
         self._writable = writable
         self._closed = False
         self._at_end = False  # the other end's end mark was read
+        self._readiness = None  # made by the first fileno()
+        self._readiness_lock = threading.Lock()
 
     @property
     def closed(self):
@@ -145,11 +253,25 @@ class Connection:
             timeout = max(timeout, 0.0)
         return self._inbox.poll(timeout)
 
+    def fileno(self):
+        """A descriptor readable while recv() would not wait, for multiprocessing.connection.wait
+        and select. On a readable end, the first call makes this process the one that reads it
+        (a watcher thread polls it), as a recv() does."""
+        self._check_open()
+        with self._readiness_lock:
+            if self._readiness is None:
+                self._readiness = _Readiness(self._inbox if self._readable else None)
+                if self._at_end:
+                    self._readiness.stay_set()
+        return self._readiness.fileno()
+
     def close(self):
         if self._closed:
             return
         self._closed = True
         self._send_end()
+        if self._readiness is not None:
+            self._readiness.close()
 
     def _send_end(self):
         if not self._writable:
@@ -163,8 +285,12 @@ class Connection:
         if not self._at_end:
             message = self._inbox.receive(None)
             if message[:1] == _DATA:
+                if self._readiness is not None:
+                    self._readiness.taken()
                 return message[1:]
             self._at_end = True
+            if self._readiness is not None:
+                self._readiness.stay_set()
         raise EOFError
 
     def _check_open(self):

@@ -316,6 +316,38 @@ class Pool:
             raise TypeError("map_reduce() of an empty iterable with no initial value")
         return _reductions.value_of(self._pool.map_reduce(items, chunksize))
 
+    # map_reduce_async: a block of its own (map_reduce's preparation, made at the call).
+
+    def map_reduce_async(
+        self, func, iterable, op, chunksize=None, callback=None, error_callback=None
+    ):
+        """map_reduce(func, iterable, op, chunksize) without waiting: an AsyncResult-like
+        object (get(timeout), wait(timeout), ready(), successful()) whose callback or
+        error_callback is called once the value is there, on a thread of its own. Bad input
+        raises here, as map_reduce's."""
+        items, chunksize = self._reduction_items(func, iterable, op, chunksize)
+        pool = self._pool
+        return _reductions.ReductionResult(
+            lambda: pool.map_reduce(items, chunksize), callback, error_callback, self.terminate
+        )
+
+    def _reduction_items(self, func, iterable, op, chunksize):
+        """map_reduce's C++ items and chunksize; refuses what map_reduce refuses."""
+        self._check_running()
+        func, op = self._untimed(func, "map_reduce"), self._untimed(op, "map_reduce")
+        if not callable(op):
+            raise TypeError("map_reduce's op must be a callable of two values")
+        chunksize = _map_chunksize(chunksize)
+        operation = _pickled(op)
+        function_bytes = _pickled(func)
+        items = [
+            _reductions.encode_item(operation, _calls.encode_call(function_bytes, [item]))
+            for item in iterable
+        ]
+        if not items:
+            raise TypeError("map_reduce() of an empty iterable with no initial value")
+        return items, chunksize
+
     def broadcast(self, func, *args, **kwargs):
         """func(*args, **kwargs) once in every task process of the pool, after what each has
         queued, and in every one that starts later (a worker joining, a crash's replacement):

@@ -3,7 +3,9 @@ one-way ends that refuse the wrong direction, bytes with offsets, poll, and EOFE
 other end is closed or its Process has ended; a send to an end whose Process ended unread fails."""
 
 import array
+import multiprocessing.connection
 import os
+import socket
 import time
 from multiprocessing import BufferTooShort
 
@@ -157,3 +159,106 @@ def test_an_end_passed_to_a_pool_task(pool):
     mine.send(20)
     pool.apply(lambda end: end.send(end.recv() + 1), (theirs,))
     assert mine.recv() == 21
+
+
+# multiprocessing.connection.wait over Connections: each end's fileno() is a descriptor that is
+# readable while recv() would not wait (a message, or the other end's end mark, is there).
+
+
+def test_fiber_connection_wait_is_multiprocessing_s():
+    assert fiber.connection.wait is multiprocessing.connection.wait
+
+
+def test_wait_sees_a_message_and_not_before():
+    a, b = fiber.Pipe()
+    assert multiprocessing.connection.wait([a], timeout=0.2) == []
+    b.send("here")
+    assert multiprocessing.connection.wait([a], timeout=WAIT_SECONDS) == [a]
+    assert multiprocessing.connection.wait([a], timeout=0) == [a]  # until it is taken
+    assert a.recv() == "here"
+    assert multiprocessing.connection.wait([a], timeout=0.2) == []
+
+
+def test_wait_stays_ready_while_messages_are_left():
+    a, b = fiber.Pipe()
+    for i in range(3):
+        b.send(i)
+    got = []
+    while len(got) < 3:
+        assert multiprocessing.connection.wait([a], timeout=WAIT_SECONDS) == [a]
+        got.append(a.recv())
+    assert got == [0, 1, 2]
+    assert not multiprocessing.connection.wait([a], timeout=0.2)
+
+
+def send_later(end, delay):
+    time.sleep(delay)
+    end.send("late")
+
+
+def test_wait_on_ends_sentinels_and_a_socket_together():
+    mine, theirs = fiber.Pipe()
+    quiet, _ = fiber.Pipe()
+    local, remote = socket.socketpair()
+    child = started(send_later, theirs, 0.5)
+    waited = [quiet, mine, child.sentinel, local]
+    # The child sends, then ends: the sentinel may come first.
+    assert set(multiprocessing.connection.wait(waited, timeout=WAIT_SECONDS)) <= {
+        mine,
+        child.sentinel,
+    }
+    assert mine in multiprocessing.connection.wait([mine], timeout=WAIT_SECONDS)
+    assert mine.recv() == "late"
+    # The child's end: its close reaches mine as an end mark, so both become ready.
+    ready = set()
+    deadline = time.monotonic() + WAIT_SECONDS
+    while ready != {mine, child.sentinel} and time.monotonic() < deadline:
+        ready.update(multiprocessing.connection.wait(waited, timeout=WAIT_SECONDS))
+    assert ready == {mine, child.sentinel}
+    with pytest.raises(EOFError):
+        mine.recv()
+    assert multiprocessing.connection.wait([mine], timeout=0) == [mine]  # EOF stays ready
+    remote.send(b"x")
+    assert local in multiprocessing.connection.wait(waited, timeout=WAIT_SECONDS)
+    assert ended(child) == 0
+    local.close()
+    remote.close()
+
+
+def test_wait_sees_a_crashed_process_s_end_as_ready():
+    mine, theirs = fiber.Pipe()
+    child = started(lambda end: os._exit(3), theirs)
+    assert multiprocessing.connection.wait([mine], timeout=WAIT_SECONDS) == [mine]
+    with pytest.raises(EOFError):
+        mine.recv()
+    assert ended(child) == 3
+
+
+def test_fileno_of_a_closed_end_is_refused():
+    a, _ = fiber.Pipe()
+    assert isinstance(a.fileno(), int)
+    a.close()
+    with pytest.raises(OSError, match="handle is closed"):
+        a.fileno()
+
+
+def test_a_write_only_end_never_becomes_ready():
+    reader, writer = fiber.Pipe(duplex=False)
+    reader.fileno()
+    writer.send(1)
+    assert multiprocessing.connection.wait([reader, writer], timeout=WAIT_SECONDS) == [reader]
+    assert reader.recv() == 1
+
+
+def wait_then_reply(end):
+    assert multiprocessing.connection.wait([end], timeout=WAIT_SECONDS) == [end]
+    end.send(end.recv() * 2)
+
+
+def test_wait_in_a_process_on_an_end_it_received():
+    mine, theirs = fiber.Pipe()
+    child = started(wait_then_reply, theirs)
+    time.sleep(0.2)
+    mine.send(21)
+    assert mine.recv() == 42
+    assert ended(child) == 0

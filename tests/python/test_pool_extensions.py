@@ -4,9 +4,11 @@ map_reduce and with_timeout, on real workers."""
 import dataclasses
 import operator
 import os
+import threading
 import time
 
 import pytest
+from conftest import run_program
 
 import fiber
 
@@ -166,3 +168,80 @@ def test_with_timeout_refuses_bad_input():
         fiber.with_timeout(abs, 0)
     with pytest.raises(TypeError, match="number"):
         fiber.with_timeout(abs, "1")
+
+
+# map_reduce_async: map_reduce's value as an AsyncResult-like object, its callbacks called once
+# it is there, whether or not anyone waits.
+
+
+def test_map_reduce_async_gets_the_value_and_calls_back(pool):
+    called = []
+    result = pool.map_reduce_async(
+        lambda x: x * x, range(100), operator.add, callback=called.append
+    )
+    assert result.get(SPREAD_LIMIT_SECONDS) == sum(x * x for x in range(100))
+    assert result.ready() and result.successful()
+    assert called == [sum(x * x for x in range(100))]
+    result.wait(0)  # done: returns at once
+
+
+def test_map_reduce_async_calls_back_without_a_wait(pool):
+    called = threading.Event()
+    got = []
+
+    def keep(value):
+        got.append(value)
+        called.set()
+
+    pool.map_reduce_async(lambda x: [x], range(10), operator.add, chunksize=2, callback=keep)
+    assert called.wait(SPREAD_LIMIT_SECONDS)
+    assert got == [list(range(10))]
+
+
+def test_map_reduce_async_fails_with_the_first_failed_item(pool):
+    errors = []
+    result = pool.map_reduce_async(
+        lambda x: 1 / (x - 5), range(10), operator.add, error_callback=errors.append
+    )
+    result.wait(SPREAD_LIMIT_SECONDS)
+    assert result.ready() and not result.successful()
+    with pytest.raises(ZeroDivisionError):
+        result.get()
+    assert len(errors) == 1 and isinstance(errors[0], ZeroDivisionError)
+
+
+def test_map_reduce_async_times_out_then_gets(pool):
+    result = pool.map_reduce_async(lambda s: time.sleep(s) or 1, [BUSY_SECONDS] * 4, operator.add)
+    with pytest.raises(fiber.TimeoutError):
+        result.get(0.01)
+    assert not result.ready()
+    with pytest.raises(ValueError, match="not ready"):
+        result.successful()
+    assert result.get(SPREAD_LIMIT_SECONDS) == 4
+
+
+def test_map_reduce_async_refuses_bad_input_at_the_call(pool):
+    with pytest.raises(TypeError, match="empty"):
+        pool.map_reduce_async(abs, [], operator.add)
+    with pytest.raises(TypeError, match="op"):
+        pool.map_reduce_async(abs, [1], 5)
+    with pytest.raises(ValueError, match="Chunksize"):
+        pool.map_reduce_async(abs, [1], operator.add, chunksize=0)
+
+
+def test_map_reduce_async_of_a_terminated_pool_fails():
+    with fiber.Pool(1) as own:
+        result = own.map_reduce_async(time.sleep, [HANGING_SECONDS] * 2, lambda a, b: None)
+        time.sleep(BUSY_SECONDS)
+    with pytest.raises(fiber.FiberError):
+        result.get(SPREAD_LIMIT_SECONDS)
+
+
+def test_a_program_may_end_with_a_map_reduce_async_running():
+    program = run_program(
+        "import time, fiber\n"
+        "pool = fiber.Pool(2)\n"
+        f"pool.map_reduce_async(time.sleep, [{HANGING_SECONDS}] * 4, lambda a, b: None)\n"
+        f"time.sleep({BUSY_SECONDS})\n"
+    )
+    assert program.returncode == 0, program.stderr

@@ -192,6 +192,30 @@ def test_sentinel_becomes_ready_at_the_end():
     assert ended(process) == 0
 
 
+def send_then_sleep(end, seconds):
+    end.send("started")
+    time.sleep(seconds)
+
+
+def test_sentinels_and_pipe_ends_wait_together():
+    mine, theirs = fiber.Pipe()
+    sender = fiber.Process(target=send_then_sleep, args=(theirs, SHORT_JOIN_SECONDS))
+    quick = fiber.Process(target=int)
+    sender.start()
+    quick.start()
+    waited = [mine, sender.sentinel, quick.sentinel]
+    ready = set()
+    deadline = time.monotonic() + POLL_LIMIT_SECONDS
+    while not {mine, quick.sentinel} <= ready and time.monotonic() < deadline:
+        ready.update(multiprocessing.connection.wait(waited, timeout=POLL_LIMIT_SECONDS))
+    assert {mine, quick.sentinel} <= ready
+    assert mine.recv() == "started"
+    assert multiprocessing.connection.wait([sender.sentinel], timeout=POLL_LIMIT_SECONDS) == [
+        sender.sentinel
+    ]
+    assert ended(sender) == 0 and ended(quick) == 0
+
+
 def test_an_unpicklable_target_is_refused_at_start():
     process = fiber.Process(target=lambda lock: None, args=(threading.Lock(),))
     with pytest.raises(TypeError, match="lock"):
