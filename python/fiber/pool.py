@@ -301,22 +301,8 @@ class Pool:
         be associative (a sum, a concatenation): the value is then the sequential fold's, with
         the same bits for the same hosts and worker counts. The first failed item's exception
         (in item order), or op's, is raised."""
-        self._check_running()
-        func, op = self._untimed(func, "map_reduce"), self._untimed(op, "map_reduce")
-        if not callable(op):
-            raise TypeError("map_reduce's op must be a callable of two values")
-        chunksize = _map_chunksize(chunksize)
-        operation = _pickled(op)
-        function_bytes = _pickled(func)
-        items = [
-            _reductions.encode_item(operation, _calls.encode_call(function_bytes, [item]))
-            for item in iterable
-        ]
-        if not items:
-            raise TypeError("map_reduce() of an empty iterable with no initial value")
+        items, chunksize = self._reduction_items(func, iterable, op, chunksize)
         return _reductions.value_of(self._pool.map_reduce(items, chunksize))
-
-    # map_reduce_async: a block of its own (map_reduce's preparation, made at the call).
 
     def map_reduce_async(
         self, func, iterable, op, chunksize=None, callback=None, error_callback=None
