@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -50,7 +51,54 @@ std::string node_table(int index) {
 }
 FIBER_TASK(node_table);
 
+// Plays ping-pong with the master through `end` (each number back plus one) until a negative
+// one; puts its host into `hosts` first, and returns it.
+std::string pong_from_a_node(fiber::Connection<int> end, fiber::Queue<std::string> hosts) {
+  hosts.put(fiber::this_worker().host);
+  while (true) {
+    int ball = end.recv();
+    if (ball < 0) return fiber::this_worker().host;
+    end.send(ball + 1);
+  }
+}
+FIBER_TASK(pong_from_a_node);
+
 namespace {
+
+// Queues and Pipes reach processes on other nodes: the broker's and a Pipe reader's addresses are
+// ones other nodes can reach (the simulated nodes' host names resolve nowhere), both ways.
+TEST(MultiNode, QueueAndPipeBetweenNodes) {
+  using namespace std::chrono_literals;
+  constexpr int kPlayers = 5;  // one per worker, so that every worker holds one: all nodes play
+  constexpr int kRounds = 20;
+  fiber::Pool pool({.processes = kPlayers});
+  fiber::Queue<std::string> hosts;
+  std::vector<fiber::Connection<int>> mine;
+  std::vector<fiber::AsyncResult<std::string>> players;
+  for (int p = 0; p < kPlayers; ++p) {
+    auto [ours, theirs] = fiber::Pipe<int>();
+    mine.push_back(ours);
+    players.push_back(pool.apply_async(pong_from_a_node, theirs, hosts));
+  }
+  // One player after the other, in the order they were sent: a worker runs those it holds in that
+  // order, so no player waits behind one the master has not played with yet.
+  std::set<std::string> played;
+  for (int p = 0; p < kPlayers; ++p) {
+    int ball = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      mine[p].send(ball);
+      ball = mine[p].recv(60s);
+    }
+    EXPECT_EQ(ball, kRounds);
+    mine[p].send(-1);
+    played.insert(players[p].get());
+  }
+  std::set<std::string> queued;
+  for (int p = 0; p < kPlayers; ++p) queued.insert(hosts.get(60s));
+  EXPECT_EQ(queued, played);
+  EXPECT_GE(played.size(), 2u);
+  EXPECT_TRUE(played.contains("nodeB") || played.contains("nodeC"));
+}
 
 TEST(MultiNode, WorkersSpreadOverSeveralNodes) {
   // The hostfile has nodeA..nodeC with 2 slots each; the master takes one on nodeA.
