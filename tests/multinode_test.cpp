@@ -4,6 +4,7 @@
 #include <fiber/fiber.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,8 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/broadcast_tasks.hpp"
@@ -186,6 +189,54 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   EXPECT_EQ(held_by_the_pool(pool), std::vector<int>(60, 3));
   wait_for_losses(pool, 2);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 3));
+}
+
+// The UTS namespace of process `pid` (each simulated node has its own: fakessh-root.sh), or 0.
+ino_t uts_namespace(long pid) {
+  struct stat status {};
+  auto path = "/proc/" + std::to_string(pid) + "/ns/uts";
+  return ::stat(path.c_str(), &status) == 0 ? status.st_ino : 0;
+}
+
+// SIGKILLs every process of the simulated node where `pid` runs (its node daemon, its workers and
+// their task processes), as a machine that is lost; how many.
+int kill_the_node_of(long pid) {
+  ino_t node = uts_namespace(pid);
+  if (node == 0 || node == uts_namespace(::getpid())) return 0;
+  int killed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    long other = std::stol(name);
+    if (uts_namespace(other) == node && ::kill(static_cast<pid_t>(other), SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+// A node lost mid-map (its daemon, workers and task processes killed) costs only its items: they
+// run again on the other nodes, the pool works on, and the job ends normally (run under fiberrun,
+// CTest's multinode_lost_node).
+TEST(MultiNode, LostNodeCostsOnlyItsItems) {
+  using namespace std::chrono_literals;
+  constexpr int kItems = 120;
+  constexpr int kItemMs = 50;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  std::vector<int> items(kItems);
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, kItemMs);
+  auto pending = pool.starmap_async(fiber_test::sleep_then, pairs, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kItemMs * 4));
+  ASSERT_GT(kill_the_node_of(on_c->pid), 2);  // the daemon and at least two workers
+  EXPECT_EQ(pending.get(), items);
+  EXPECT_GE(pool.stats().workers_lost, 2u);
+  // The pool goes on without the node.
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  for (const auto& worker : pool.workers()) EXPECT_NE(worker.host, "nodeC");
 }
 
 }  // namespace
