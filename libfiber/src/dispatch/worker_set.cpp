@@ -7,6 +7,9 @@
 #include <cstring>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "fiber/errors.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "this_process.hpp"
@@ -33,6 +36,12 @@ WorkerSet::WorkerSet(WorkerSpawner spawner)
 void WorkerSet::make_available(int count) {
   int missing = count - static_cast<int>(parked_.size());
   if (missing <= 0) return;
+  if (!lost_node_.empty()) {
+    throw SpawnError(fmt::format(
+        "fiber: cannot start more workers: node {} was lost, and under Open MPI 4.1 a spawn after "
+        "a node's loss ends the whole job; the pools go on with the workers they have",
+        lost_node_));
+  }
   int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
                                                 [](const auto& w) { return !w->dead; }));
   // Without slots for all, as many as fit (then the next join says why no more can start).
