@@ -19,7 +19,9 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -48,7 +50,7 @@ class WorkerSet {
   int parked_count() const { return parked_count_.load(); }
 
   // Makes `count` workers parked, spawning those missing with one spawn, or as many as the slots
-  // take (fiber::SpawnError if none can start, or if a node was lost: then nothing is spawned).
+  // take (fiber::SpawnError if none can start, or while a node may be lost: node_in_doubt()).
   void make_available(int count);
   // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
   int join(const std::shared_ptr<PoolHandle>& pool);
@@ -92,10 +94,13 @@ class WorkerSet {
   std::vector<std::pair<int, std::string>> newly_silent(Clock::time_point now);
 
   // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held. On another
-  // node than the master's, the node is taken for lost unless a worker there was heard since.
+  // node than the master's, nothing is spawned until a worker there is heard again.
   std::deque<InFlight> lose(int id);
   // A worker taken for lost answered again: it drops what it held and waits parked for reuse.
   void revive(int id);
+  // A node but the master's where a worker was lost and none was heard since, if any: it may be
+  // lost, and a spawn would then end the whole job (make_available refuses to spawn meanwhile).
+  std::optional<std::string> node_in_doubt();
   // Cuts every worker's chunks off (dropped on the workers, their answers ignored): the chunks.
   std::vector<InFlight> abandon_in_flight();
 
@@ -136,9 +141,6 @@ class WorkerSet {
   bool holds(const RelayedChunk& chunk) const;
   // A relay was lost: the workers its route reaches that still wait get the body from the master.
   void fall_back_from_relay(int relay);
-  // After `lost` was lost: takes its node for lost (lost_node_) unless a worker there was heard
-  // since (the heartbeats' period follows from `worker_timeout`).
-  void note_if_node_lost(const Worker& lost, Clock::duration worker_timeout);
   // Takes the message of a completed receive from worker `id`: on_message, unless it is lost for
   // good; a message fiber cannot read fails its channel.
   void receive(int id, const MPI_Status& status,
@@ -180,10 +182,10 @@ class WorkerSet {
   std::vector<std::uint64_t> scratch_offsets_;
   std::unordered_map<int, std::vector<RelayedChunk>> relayed_by_;  // relay id -> stand-ins
   std::string master_host_;                                        // where lanes can go
-  // The first node taken for lost (every worker there lost), if any: from then on the runtime
-  // spawns nothing, as a spawn would end the whole job (docs/platform.md, "A lost node forbids
-  // spawns").
-  std::string lost_node_;
+  // When a worker was last lost on each node but the master's, until a worker there is heard
+  // after it: meanwhile the node may be lost, and a spawn would end the whole job
+  // (docs/platform.md, "A lost node forbids spawns").
+  std::map<std::string, Clock::time_point> node_in_doubt_since_;
   bool lanes_ = true;  // off with FIBER_LANES=0, or once a lane could not be mapped here
   std::uint64_t next_lane_id_ = 1;
   std::vector<int> laned_;             // workers with a lane

@@ -9,13 +9,6 @@
 #include "log.hpp"
 
 namespace fiber::detail {
-namespace {
-
-// A worker heard later than worker_timeout / kNodeAliveAfter after a lost one on its node fell
-// silent shows that the node outlived it (busy workers are heard every worker_timeout / 8).
-constexpr int kNodeAliveAfter = 4;
-
-}  // namespace
 
 void WorkerSet::watch_silence(int id) {
   const Worker& worker = *workers_[id];
@@ -82,10 +75,6 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // process"): send it nothing more. Its connection stays ("Disconnecting from a dead process
   // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
   // answers again and is revived.
-  // (Before its chunks go: their pool says how often a busy worker is heard.)
-  auto worker_timeout = worker.in_flight.empty()
-                            ? PoolOptions{}.worker_timeout
-                            : worker.in_flight.front().pool->options.worker_timeout;
   worker.dead = true;
   close_lane(worker);  // (its task process dies with it)
   silent_order_.unwatch(id);
@@ -95,31 +84,9 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   }
   auto chunks = std::exchange(worker.in_flight, {});
   fall_back_from_relay(id);
-  note_if_node_lost(worker, worker_timeout);
+  // Its node may be lost with it: no spawn until a worker there is heard (make_available).
+  if (worker.info.host != master_host_) node_in_doubt_since_[worker.info.host] = Clock::now();
   return chunks;
-}
-
-void WorkerSet::note_if_node_lost(const Worker& lost, Clock::duration worker_timeout) {
-  // The master's own node is alive. Elsewhere MPI says nothing of a node's daemon, and a spawn
-  // after its loss ends the job: the node is taken for lost unless another worker there was
-  // heard after the lost one fell silent. The lost one, busy, was heard every worker_timeout / 8
-  // (heartbeats) until its end, so a message later than a quarter of worker_timeout after its
-  // last one comes from a node that outlived it. Idle workers say nothing: a node with only those
-  // left is taken for lost too (a worker killed alone there costs its pools their replacements,
-  // not the job).
-  const std::string& host = lost.info.host;
-  if (!lost_node_.empty() || host == master_host_) return;
-  auto outlived = lost.last_heard + worker_timeout / kNodeAliveAfter;
-  bool node_alive = std::any_of(workers_.begin(), workers_.end(), [&](const auto& other) {
-    return !other->dead && other->info.host == host && other->last_heard > outlived;
-  });
-  if (node_alive) return;
-  lost_node_ = host;
-  log::warn(
-      "{} was lost and no other worker on its node was heard since: {} is taken for lost, and no "
-      "more workers are started (a spawn after a node's loss ends the whole job under Open MPI "
-      "4.1); the pools go on with the workers they have and parked ones",
-      where(lost.info), host);
 }
 
 std::vector<InFlight> WorkerSet::abandon_in_flight() {
