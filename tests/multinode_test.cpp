@@ -177,6 +177,10 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   ASSERT_EQ(kill(static_cast<pid_t>(relay_b->pid), SIGKILL), 0);
   pool.broadcast(set_parameters, 2, parameters_of(2));
   wait_for_losses(pool, 1);
+  // The relay's replacement starts once its node has answered (a map), not in the middle of the
+  // map that checks that every worker holds the broadcast.
+  EXPECT_EQ(held_by_the_pool(pool), std::vector<int>(60, 2));
+  wait_for_workers(pool, 6);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
   pool.resize(7);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
@@ -188,6 +192,7 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   pool.broadcast(set_parameters, 3, parameters_of(3));
   EXPECT_EQ(held_by_the_pool(pool), std::vector<int>(60, 3));
   wait_for_losses(pool, 2);
+  wait_for_workers(pool, 7);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 3));
 }
 

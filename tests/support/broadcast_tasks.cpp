@@ -70,6 +70,14 @@ void wait_for_losses(fiber::Pool& pool, std::uint64_t count) {
   ASSERT_EQ(pool.stats().workers_lost, count);
 }
 
+void wait_for_workers(fiber::Pool& pool, int count) {
+  auto deadline = std::chrono::steady_clock::now() + kLossDeadline;
+  while (pool.stats().workers != count && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kLossPoll);
+  }
+  ASSERT_EQ(pool.stats().workers, count);
+}
+
 }  // namespace fiber_test
 
 FIBER_TASK(fiber_test::set_parameters);

@@ -28,5 +28,8 @@ std::vector<int> held_by_the_pool(fiber::Pool& pool);
 std::vector<int> held_by_every_worker(fiber::Pool& pool);
 // Waits (at most 30 s) until the pool has taken `count` workers for lost.
 void wait_for_losses(fiber::Pool& pool, std::uint64_t count);
+// Waits (at most 30 s) until the pool holds `count` workers: a worker lost on another node than
+// the master's is replaced only once a worker there has answered (a node in doubt).
+void wait_for_workers(fiber::Pool& pool, int count);
 
 }  // namespace fiber_test
