@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
@@ -216,6 +217,44 @@ int kill_the_node_of(long pid) {
     if (uts_namespace(other) == node && ::kill(static_cast<pid_t>(other), SIGKILL) == 0) ++killed;
   }
   return killed;
+}
+
+// SIGKILLs the node daemon (orted) of the simulated node where `pid` runs, alone; whether it did.
+bool kill_the_daemon_of(long pid) {
+  ino_t node = uts_namespace(pid);
+  if (node == 0 || node == uts_namespace(::getpid())) return false;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    long other = std::stol(name);
+    std::ifstream comm(entry.path() / "comm");
+    std::string command;
+    std::getline(comm, command);
+    if (command == "orted" && uts_namespace(other) == node) {
+      return ::kill(static_cast<pid_t>(other), SIGKILL) == 0;
+    }
+  }
+  return false;
+}
+
+// A node's daemon killed alone (its workers left running): the job stays usable. Its workers
+// leave, the pool works on without them, and no spawn ends the job (one is refused while the node
+// is in doubt).
+TEST(MultiNode, KilledNodeDaemonLeavesTheJobUsable) {
+  using namespace std::chrono_literals;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
+  std::vector<int> items(120);
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, 20);
+  EXPECT_EQ(pool.starmap(fiber_test::sleep_then, pairs, 1), items);
+  EXPECT_THROW(pool.resize(6), fiber::SpawnError);
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
 }
 
 // A node lost mid-map (its daemon, workers and task processes killed) costs only its items: they
