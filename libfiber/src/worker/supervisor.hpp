@@ -31,6 +31,7 @@
 #include "wire/run_entry.hpp"
 #include "wire/task_frames.hpp"
 #include "worker/busy_heartbeat.hpp"
+#include "worker/daemon_watch.hpp"
 #include "worker/item_runner.hpp"
 #include "worker/lent_watch.hpp"
 #include "worker/relay_link.hpp"
@@ -73,6 +74,8 @@ class Supervisor {
   // The connection to the master broke (it died, or its node did): nobody is left to work for.
   // The task process goes too; the connection is not disconnected (that would wait forever).
   [[noreturn]] void lost_master();
+  // Its node daemon died (daemon_watch.hpp): the worker leaves, its task process too.
+  [[noreturn]] void lost_daemon();
   // Handles the messages that have arrived, up to and including the first run message (its work
   // starts before the next test); true if there was one.
   bool take_messages();
@@ -144,6 +147,7 @@ class Supervisor {
   // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
   std::optional<BusyHeartbeat> busy_heartbeat_;
   Backoff backoff_{kSpinBeforeSleep, kIdlePoll};
+  DaemonWatch daemon_;
   Clock::time_point last_sent_ = Clock::now();
   // The lane the master asked for (lane_open), not lent yet, and how often to heartbeat once
   // lent.
