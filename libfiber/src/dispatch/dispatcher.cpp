@@ -19,10 +19,10 @@ namespace {
 
 // How the wait for the last answers polls at the end (backoff.hpp).
 constexpr auto kShutdownSpin = std::chrono::milliseconds(10);
+constexpr auto kShutdownMaxSleep = std::chrono::milliseconds(1);
 // How often waiting replacements look whether a node is still in doubt (a look reads every
 // worker's record).
 constexpr auto kReplacementRetryPeriod = std::chrono::milliseconds(100);
-constexpr auto kShutdownMaxSleep = std::chrono::milliseconds(1);
 
 std::uint64_t failpoint(const char* name) {
   const char* value = std::getenv(name);

@@ -2,12 +2,12 @@
 // them, taking back one that answered after it was taken for lost, and the end.
 #include "dispatch/worker_set.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "fiber/errors.hpp"
 #include "log.hpp"
