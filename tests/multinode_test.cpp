@@ -4,14 +4,19 @@
 #include <fiber/fiber.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/broadcast_tasks.hpp"
@@ -50,7 +55,54 @@ std::string node_table(int index) {
 }
 FIBER_TASK(node_table);
 
+// Plays ping-pong with the master through `end` (each number back plus one) until a negative
+// one; puts its host into `hosts` first, and returns it.
+std::string pong_from_a_node(fiber::Connection<int> end, fiber::Queue<std::string> hosts) {
+  hosts.put(fiber::this_worker().host);
+  while (true) {
+    int ball = end.recv();
+    if (ball < 0) return fiber::this_worker().host;
+    end.send(ball + 1);
+  }
+}
+FIBER_TASK(pong_from_a_node);
+
 namespace {
+
+// Queues and Pipes reach processes on other nodes: the broker's and a Pipe reader's addresses are
+// ones other nodes can reach (the simulated nodes' host names resolve nowhere), both ways.
+TEST(MultiNode, QueueAndPipeBetweenNodes) {
+  using namespace std::chrono_literals;
+  constexpr int kPlayers = 5;  // one per worker, so that every worker holds one: all nodes play
+  constexpr int kRounds = 20;
+  fiber::Pool pool({.processes = kPlayers});
+  fiber::Queue<std::string> hosts;
+  std::vector<fiber::Connection<int>> mine;
+  std::vector<fiber::AsyncResult<std::string>> players;
+  for (int p = 0; p < kPlayers; ++p) {
+    auto [ours, theirs] = fiber::Pipe<int>();
+    mine.push_back(ours);
+    players.push_back(pool.apply_async(pong_from_a_node, theirs, hosts));
+  }
+  // One player after the other, in the order they were sent: a worker runs those it holds in that
+  // order, so no player waits behind one the master has not played with yet.
+  std::set<std::string> played;
+  for (int p = 0; p < kPlayers; ++p) {
+    int ball = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      mine[p].send(ball);
+      ball = mine[p].recv(60s);
+    }
+    EXPECT_EQ(ball, kRounds);
+    mine[p].send(-1);
+    played.insert(players[p].get());
+  }
+  std::set<std::string> queued;
+  for (int p = 0; p < kPlayers; ++p) queued.insert(hosts.get(60s));
+  EXPECT_EQ(queued, played);
+  EXPECT_GE(played.size(), 2u);
+  EXPECT_TRUE(played.contains("nodeB") || played.contains("nodeC"));
+}
 
 TEST(MultiNode, WorkersSpreadOverSeveralNodes) {
   // The hostfile has nodeA..nodeC with 2 slots each; the master takes one on nodeA.
@@ -126,6 +178,10 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   ASSERT_EQ(kill(static_cast<pid_t>(relay_b->pid), SIGKILL), 0);
   pool.broadcast(set_parameters, 2, parameters_of(2));
   wait_for_losses(pool, 1);
+  // The relay's replacement starts once its node has answered (a map), not in the middle of the
+  // map that checks that every worker holds the broadcast.
+  EXPECT_EQ(held_by_the_pool(pool), std::vector<int>(60, 2));
+  wait_for_workers(pool, 6);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
   pool.resize(7);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 2));
@@ -137,7 +193,94 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   pool.broadcast(set_parameters, 3, parameters_of(3));
   EXPECT_EQ(held_by_the_pool(pool), std::vector<int>(60, 3));
   wait_for_losses(pool, 2);
+  wait_for_workers(pool, 7);
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 3));
+}
+
+// The UTS namespace of process `pid` (each simulated node has its own: fakessh-root.sh), or 0.
+ino_t uts_namespace(long pid) {
+  struct stat status {};
+  auto path = "/proc/" + std::to_string(pid) + "/ns/uts";
+  return ::stat(path.c_str(), &status) == 0 ? status.st_ino : 0;
+}
+
+// SIGKILLs every process of the simulated node where `pid` runs (its node daemon, its workers and
+// their task processes), as a machine that is lost; how many.
+int kill_the_node_of(long pid) {
+  ino_t node = uts_namespace(pid);
+  if (node == 0 || node == uts_namespace(::getpid())) return 0;
+  int killed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    long other = std::stol(name);
+    if (uts_namespace(other) == node && ::kill(static_cast<pid_t>(other), SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+// SIGKILLs the node daemon (orted) of the simulated node where `pid` runs, alone; whether it did.
+bool kill_the_daemon_of(long pid) {
+  ino_t node = uts_namespace(pid);
+  if (node == 0 || node == uts_namespace(::getpid())) return false;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    long other = std::stol(name);
+    std::ifstream comm(entry.path() / "comm");
+    std::string command;
+    std::getline(comm, command);
+    if (command == "orted" && uts_namespace(other) == node) {
+      return ::kill(static_cast<pid_t>(other), SIGKILL) == 0;
+    }
+  }
+  return false;
+}
+
+// A node's daemon killed alone (its workers left running): the job stays usable. Its workers
+// leave, the pool works on without them, and no spawn ends the job (one is refused while the node
+// is in doubt).
+TEST(MultiNode, KilledNodeDaemonLeavesTheJobUsable) {
+  using namespace std::chrono_literals;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
+  std::vector<int> items(120);
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, 20);
+  EXPECT_EQ(pool.starmap(fiber_test::sleep_then, pairs, 1), items);
+  EXPECT_THROW(pool.resize(6), fiber::SpawnError);
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+}
+
+// A node lost mid-map (its daemon, workers and task processes killed) costs only its items: they
+// run again on the other nodes, the pool works on, and the job ends normally (run under fiberrun,
+// CTest's multinode_lost_node).
+TEST(MultiNode, LostNodeCostsOnlyItsItems) {
+  using namespace std::chrono_literals;
+  constexpr int kItems = 120;
+  constexpr int kItemMs = 50;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  std::vector<int> items(kItems);
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, kItemMs);
+  auto pending = pool.starmap_async(fiber_test::sleep_then, pairs, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kItemMs * 4));
+  ASSERT_GT(kill_the_node_of(on_c->pid), 2);  // the daemon and at least two workers
+  EXPECT_EQ(pending.get(), items);
+  EXPECT_GE(pool.stats().workers_lost, 2u);
+  // The pool goes on without the node.
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  for (const auto& worker : pool.workers()) EXPECT_NE(worker.host, "nodeC");
 }
 
 }  // namespace

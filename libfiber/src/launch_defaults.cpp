@@ -63,6 +63,11 @@ void apply_launch_defaults() {
   if (runs_locally()) {
     if (!env("OMPI_MCA_btl_tcp_if_exclude")) set_default("OMPI_MCA_btl_tcp_if_include", "lo");
     if (!env("OMPI_MCA_oob_tcp_if_exclude")) set_default("OMPI_MCA_oob_tcp_if_include", "lo");
+  } else {
+    // Node daemons started over ssh by mpirun itself, and detached from their ssh: with the
+    // default (a tree of ssh sessions held open), the end of a lost node's session ended the whole
+    // job (docs/platform.md, "A lost node forbids spawns"). Ignored by other launchers.
+    set_default("OMPI_MCA_plm_rsh_no_tree_spawn", "1");
   }
 }
 

@@ -24,9 +24,13 @@ std::pair<long, int> held_generation(int ignored);
 
 // Maps held_generation over the pool (60 items) and returns the generation each item saw.
 std::vector<int> held_by_the_pool(fiber::Pool& pool);
-// The same, and checks that every worker of the pool ran some item (gtest expectations).
+// The same, and checks that every worker of the pool ran some item (gtest expectations), mapping
+// again (for 10 s at most) while one has not, and that those later maps see the same.
 std::vector<int> held_by_every_worker(fiber::Pool& pool);
 // Waits (at most 30 s) until the pool has taken `count` workers for lost.
 void wait_for_losses(fiber::Pool& pool, std::uint64_t count);
+// Waits (at most 30 s) until the pool holds `count` workers: a worker lost on another node than
+// the master's is replaced only once a worker there has answered (a node in doubt).
+void wait_for_workers(fiber::Pool& pool, int count);
 
 }  // namespace fiber_test

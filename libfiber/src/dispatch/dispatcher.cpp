@@ -20,6 +20,9 @@ namespace {
 // How the wait for the last answers polls at the end (backoff.hpp).
 constexpr auto kShutdownSpin = std::chrono::milliseconds(10);
 constexpr auto kShutdownMaxSleep = std::chrono::milliseconds(1);
+// How often waiting replacements look whether a node is still in doubt (a look reads every
+// worker's record).
+constexpr auto kReplacementRetryPeriod = std::chrono::milliseconds(100);
 
 std::uint64_t failpoint(const char* name) {
   const char* value = std::getenv(name);
@@ -267,6 +270,18 @@ bool Dispatcher::lose_failed_workers() {
 
 void Dispatcher::lose_silent_workers() {
   for (auto& [id, why] : workers_.newly_silent(Clock::now())) declare_dead(id, why);
+  replace_when_no_node_in_doubt();
+}
+
+void Dispatcher::replace_when_no_node_in_doubt() {
+  if (waiting_replacements_.empty() || now_ - last_replacement_look_ < kReplacementRetryPeriod) {
+    return;
+  }
+  last_replacement_look_ = now_;
+  if (workers_.node_in_doubt()) return;
+  for (const auto& waiting : std::exchange(waiting_replacements_, {})) {
+    if (auto pool = waiting.lock()) sizing_.replace_lost(pool);
+  }
 }
 
 void Dispatcher::declare_dead(int id, const std::string& why) {
@@ -277,7 +292,15 @@ void Dispatcher::declare_dead(int id, const std::string& why) {
     int target = pool->target;
     workers_.leave_pool(id);
     pool->target = target;
-    sizing_.replace_lost(pool);
+    // A spawn while a node may be lost would end the whole job (docs/platform.md, "A lost node
+    // forbids spawns"): the replacement waits until a worker there answers.
+    if (auto node = workers_.node_in_doubt()) {
+      log::warn("the replacement of {} waits until a worker on {} answers (a lost node?)",
+                where(worker.info), *node);
+      waiting_replacements_.push_back(pool);
+    } else {
+      sizing_.replace_lost(pool);
+    }
   }
   log::warn("{}; its tasks go to other workers", why);
 }

@@ -73,6 +73,9 @@ class Dispatcher final : private ProgressEngine::Work {
   bool lose_failed_workers();
   void lose_silent_workers();
   void declare_dead(int id, const std::string& why);
+  // Replaces the lost workers whose replacement waited for a node in doubt, once none is
+  // (WorkerSet::node_in_doubt), looked at every kReplacementRetryPeriod.
+  void replace_when_no_node_in_doubt();
   bool work_in_flight() const;
   void throw_if_broken() const;
   // Stops what is in flight and shuts the workers down (finish()).
@@ -89,6 +92,9 @@ class Dispatcher final : private ProgressEngine::Work {
   const std::uint64_t break_after_results_;
   std::uint64_t results_taken_ = 0;
   PoolSizing sizing_{workers_, scheduler_, engine_};
+  // Pools, once per lost worker, whose replacement waits (replace_when_no_node_in_doubt).
+  std::vector<std::weak_ptr<PoolHandle>> waiting_replacements_;
+  Clock::time_point last_replacement_look_{};
   // Last: its thread runs the rounds, which use everything above.
   ProgressEngine engine_{*this};
 };

@@ -2,11 +2,14 @@
 // them, taking back one that answered after it was taken for lost, and the end.
 #include "dispatch/worker_set.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 
+#include "fiber/errors.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "this_process.hpp"
@@ -33,6 +36,13 @@ WorkerSet::WorkerSet(WorkerSpawner spawner)
 void WorkerSet::make_available(int count) {
   int missing = count - static_cast<int>(parked_.size());
   if (missing <= 0) return;
+  if (auto node = node_in_doubt()) {
+    throw SpawnError(fmt::format(
+        "fiber: no worker started: a worker on {} was lost and none there has answered since, so "
+        "the node may be lost, and under Open MPI 4.1 a spawn after a node's loss ends the whole "
+        "job; the pools go on with the workers they have",
+        *node));
+  }
   int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
                                                 [](const auto& w) { return !w->dead; }));
   // Without slots for all, as many as fit (then the next join says why no more can start).
@@ -41,6 +51,19 @@ void WorkerSet::make_available(int count) {
   for (auto& spawned : spawner_.spawn(static_cast<int>(workers_.size()), missing, live)) {
     adopt(std::move(spawned));
   }
+}
+
+std::optional<std::string> WorkerSet::node_in_doubt() {
+  // MPI says nothing of a node's daemon: a worker heard after the loss shows the node alive.
+  for (auto at = node_in_doubt_since_.begin(); at != node_in_doubt_since_.end();) {
+    const auto& [host, since] = *at;
+    bool heard = std::any_of(workers_.begin(), workers_.end(), [&](const auto& worker) {
+      return !worker->dead && worker->info.host == host && worker->last_heard > since;
+    });
+    if (!heard) return host;
+    at = node_in_doubt_since_.erase(at);
+  }
+  return std::nullopt;
 }
 
 int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {

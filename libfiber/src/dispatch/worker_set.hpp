@@ -19,7 +19,9 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -48,7 +50,7 @@ class WorkerSet {
   int parked_count() const { return parked_count_.load(); }
 
   // Makes `count` workers parked, spawning those missing with one spawn, or as many as the slots
-  // take (fiber::SpawnError if none can start).
+  // take (fiber::SpawnError if none can start, or while a node may be lost: node_in_doubt()).
   void make_available(int count);
   // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
   int join(const std::shared_ptr<PoolHandle>& pool);
@@ -91,10 +93,14 @@ class WorkerSet {
   // most every kSilenceCheckPeriod (at the front of the silence queue): (id, why) of each.
   std::vector<std::pair<int, std::string>> newly_silent(Clock::time_point now);
 
-  // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held.
+  // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held. On another
+  // node than the master's, nothing is spawned until a worker there is heard again.
   std::deque<InFlight> lose(int id);
   // A worker taken for lost answered again: it drops what it held and waits parked for reuse.
   void revive(int id);
+  // A node but the master's where a worker was lost and none was heard since, if any: it may be
+  // lost, and a spawn would then end the whole job (make_available refuses to spawn meanwhile).
+  std::optional<std::string> node_in_doubt();
   // Cuts every worker's chunks off (dropped on the workers, their answers ignored): the chunks.
   std::vector<InFlight> abandon_in_flight();
 
@@ -176,6 +182,10 @@ class WorkerSet {
   std::vector<std::uint64_t> scratch_offsets_;
   std::unordered_map<int, std::vector<RelayedChunk>> relayed_by_;  // relay id -> stand-ins
   std::string master_host_;                                        // where lanes can go
+  // When a worker was last lost on each node but the master's, until a worker there is heard
+  // after it: meanwhile the node may be lost, and a spawn would end the whole job
+  // (docs/platform.md, "A lost node forbids spawns").
+  std::map<std::string, Clock::time_point> node_in_doubt_since_;
   bool lanes_ = true;  // off with FIBER_LANES=0, or once a lane could not be mapped here
   std::uint64_t next_lane_id_ = 1;
   std::vector<int> laned_;             // workers with a lane

@@ -40,6 +40,10 @@ using namespace std::chrono_literals;
 // How long mpirun may go on after every rank's program has exited (a master that exited
 // without ending its workers leaves them waiting) before fiberrun ends the job.
 constexpr auto kJobEndGrace = 10s;
+// How long mpirun may take to end once told to (SIGTERM) before it is killed: after a node's
+// loss it waits forever for the dead node's daemon and ignores SIGTERM (docs/platform.md, "A lost
+// node forbids spawns"); its daemons on the other nodes end with it.
+constexpr auto kJobKillGrace = 10s;
 constexpr timespec kPollInterval{0, 100'000'000};
 constexpr int kUsageError = 2;
 constexpr int kCannotRun = 127;
@@ -114,7 +118,8 @@ pid_t start_mpirun(const std::vector<std::string>& command, const sigset_t& unbl
 int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset_t& signals) {
   int pending = 0;  // a SIGTERM or SIGINT for the program, not passed on yet
   std::optional<std::chrono::steady_clock::time_point> programs_ended;
-  bool job_ended = false;
+  std::optional<std::chrono::steady_clock::time_point> job_ended;  // when mpirun was told to end
+  bool job_killed = false;
   int mpirun_status = 0;
   while (waitpid(mpirun, &mpirun_status, WNOHANG) == 0) {
     auto ranks = fiberrun::read_rank_states(folder);
@@ -133,8 +138,16 @@ int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset
       if (!programs_ended) programs_ended = now;
       if (signaled || now - *programs_ended > kJobEndGrace) {
         kill(mpirun, SIGTERM);
-        job_ended = true;
+        job_ended = now;
       }
+    }
+    if (job_ended && !job_killed && std::chrono::steady_clock::now() - *job_ended > kJobKillGrace) {
+      std::fprintf(stderr,
+                   "fiberrun: mpirun did not end %lld s after SIGTERM (a lost node?): killed\n",
+                   static_cast<long long>(
+                       std::chrono::duration_cast<std::chrono::seconds>(kJobKillGrace).count()));
+      kill(mpirun, SIGKILL);
+      job_killed = true;
     }
     int signal = sigtimedwait(&signals, nullptr, &kPollInterval);
     for (int program_signal : kProgramSignals) {

@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -20,6 +21,25 @@ constexpr int kListenBacklog = 128;
 
 [[noreturn]] void fail(const std::string& who, const char* what) {
   throw Error("fiber: " + who + " cannot " + what + ": " + std::strerror(errno));
+}
+
+// connect(2), finished if a signal interrupts it (a Ctrl-C meant for the caller's wait): the
+// connection goes on in the background, so this waits for it and reads its outcome. False and
+// errno on failure.
+bool connect_whole(int socket, const sockaddr* address, socklen_t length) {
+  if (::connect(socket, address, length) == 0) return true;
+  if (errno != EINTR) return false;
+  pollfd ready{socket, POLLOUT, 0};
+  int polled = 0;
+  do {
+    polled = ::poll(&ready, 1, -1);
+  } while (polled < 0 && errno == EINTR);
+  if (polled < 0) return false;
+  int error = 0;
+  socklen_t size = sizeof error;
+  if (::getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &size) != 0) return false;
+  errno = error;
+  return error == 0;
 }
 
 // An abstract socket's address: a NUL, then the name (not NUL-terminated).
@@ -49,7 +69,7 @@ UniqueFd connect_local(const std::string& name, std::string& why) {
   UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address;
   socklen_t length = local_address(name, address);
-  if (!socket || ::connect(socket.get(), reinterpret_cast<sockaddr*>(&address), length) != 0) {
+  if (!socket || !connect_whole(socket.get(), reinterpret_cast<sockaddr*>(&address), length)) {
     why = std::strerror(errno);
     return {};
   }
@@ -94,7 +114,7 @@ UniqueFd connect_tcp(const std::string& host, std::uint16_t port, std::string& w
   why = "no address";
   for (addrinfo* at = found; at && !socket; at = at->ai_next) {
     UniqueFd attempt(::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, 0));
-    if (attempt && ::connect(attempt.get(), at->ai_addr, at->ai_addrlen) == 0) {
+    if (attempt && connect_whole(attempt.get(), at->ai_addr, at->ai_addrlen)) {
       socket = std::move(attempt);
     } else {
       why = std::strerror(errno);

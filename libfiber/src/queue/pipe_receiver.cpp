@@ -17,6 +17,7 @@
 #include "posix/per_process.hpp"
 #include "posix/tcp.hpp"
 #include "queue/broker_connection.hpp"
+#include "queue/reachable_address.hpp"
 #include "this_process.hpp"
 #include "wire/codec.hpp"
 
@@ -46,6 +47,7 @@ PipeReceiver& PipeReceiver::of_this_process() {
 
 PipeReceiver::PipeReceiver() {
   endpoint_.host = this_process().host;
+  endpoint_.address = reachable_address();
   endpoint_.local = "fiber-pipes-" + std::to_string(posix::this_pid());
   listeners_[0] = posix::listen_tcp(endpoint_.port, "a Pipe's reading end");
   listeners_[1] = posix::listen_local(endpoint_.local, "a Pipe's reading end");

@@ -76,7 +76,7 @@ PipeSender::Direct PipeSender::connect(const QueueAddress& direction,
   if (local) direct.socket = posix::connect_local(reader.local, why);
   if (!direct.socket) {
     local = false;
-    direct.socket = posix::connect_tcp(reader.host, reader.port, why);
+    direct.socket = posix::connect_tcp(reader.address, reader.port, why);
   }
   if (!direct.socket) reading_process_gone(why);
   queue_wire::Bytes hello;

@@ -9,8 +9,8 @@
 
 #include "log.hpp"
 #include "posix/tcp.hpp"
+#include "queue/reachable_address.hpp"
 #include "runtime_state.hpp"
-#include "this_process.hpp"
 #include "wire/codec.hpp"
 
 namespace fiber::detail {
@@ -287,7 +287,7 @@ Status QueueBroker::get(Queue& queue, std::uint32_t most, Bytes& reply,
 QueueBroker& queue_broker() {
   RuntimeState& state = runtime_state();
   std::lock_guard lock(state.queue_broker_mutex);
-  if (!state.queue_broker) state.queue_broker = std::make_unique<QueueBroker>(this_process().host);
+  if (!state.queue_broker) state.queue_broker = std::make_unique<QueueBroker>(reachable_address());
   return *state.queue_broker;
 }
 

@@ -26,7 +26,8 @@ namespace fiber::detail {
 
 class QueueBroker {
  public:
-  // Listens on every interface, on a port the system picks; `host` is the name clients use.
+  // Listens on every interface, on a port the system picks; `host` is the address clients use
+  // (reachable_address.hpp).
   explicit QueueBroker(std::string host);
   ~QueueBroker();  // wakes every waiting request (it fails), closes every connection
   QueueBroker(const QueueBroker&) = delete;

@@ -55,7 +55,8 @@ constexpr std::size_t kPipeKeptBytes = std::size_t{16} << 20;
 
 // Where a process listens for its Pipes' direct connections.
 struct Endpoint {
-  std::string host;
+  std::string host;     // its host's name: a sender there uses `local`
+  std::string address;  // where others connect to `port` (queue/reachable_address.hpp)
   std::uint16_t port = 0;
   std::string local;  // its Unix-domain socket, for processes on `host`
   bool operator==(const Endpoint&) const = default;
@@ -98,9 +99,13 @@ inline std::vector<Bytes> split_batch(std::span<const char> in) {
   return items;
 }
 
-// An endpoint: u16 port, then the host and the local name as batch items.
+// An endpoint: u16 port, then the host, the address and the local name as batch items.
 inline void append_endpoint(Bytes& out, const Endpoint& endpoint) {
-  ByteWriter(out).value(endpoint.port).string(endpoint.host).string(endpoint.local);
+  ByteWriter(out)
+      .value(endpoint.port)
+      .string(endpoint.host)
+      .string(endpoint.address)
+      .string(endpoint.local);
 }
 
 inline Endpoint take_endpoint(std::span<const char> in) {
@@ -108,6 +113,7 @@ inline Endpoint take_endpoint(std::span<const char> in) {
   Endpoint endpoint;
   endpoint.port = reader.value<std::uint16_t>();
   endpoint.host = reader.string();
+  endpoint.address = reader.string();
   endpoint.local = reader.string();
   reader.expect_end();
   return endpoint;

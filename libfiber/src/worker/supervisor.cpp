@@ -27,6 +27,7 @@ void Supervisor::serve() {
   channel_.post_receive(request_.get());
   while (!stopping_) {
     if (channel_.failure()) lost_master();
+    if (daemon_.gone(Clock::now())) lost_daemon();
     bool active = take_messages();
     if (stopping_) break;
     active |= take_relayed();
@@ -70,6 +71,13 @@ void Supervisor::serve() {
 void Supervisor::lost_master() {
   log::error("worker {} on {} lost its master ({}); it exits", this_process().id,
              this_process().host, *channel_.failure());
+  process_.stop();
+  std::_Exit(1);
+}
+
+void Supervisor::lost_daemon() {
+  log::error("worker {} on {} lost its node daemon; it exits (its node can take no spawn)",
+             this_process().id, this_process().host);
   process_.stop();
   std::_Exit(1);
 }

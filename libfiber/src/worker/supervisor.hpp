@@ -32,6 +32,7 @@
 #include "wire/task_frames.hpp"
 #include "wire/worker_doorbell.hpp"
 #include "worker/busy_heartbeat.hpp"
+#include "worker/daemon_watch.hpp"
 #include "worker/item_runner.hpp"
 #include "worker/lent_watch.hpp"
 #include "worker/relay_link.hpp"
@@ -87,6 +88,8 @@ class Supervisor {
   // The connection to the master broke (it died, or its node did): nobody is left to work for.
   // The task process goes too; the connection is not disconnected (that would wait forever).
   [[noreturn]] void lost_master();
+  // Its node daemon died (daemon_watch.hpp): the worker leaves, its task process too.
+  [[noreturn]] void lost_daemon();
   // Handles the messages that have arrived, up to and including the first run message (its work
   // starts before the next test); true if there was one.
   bool take_messages();
@@ -165,6 +168,7 @@ class Supervisor {
   Backoff backoff_{kSpinBeforeSleep, kIdlePoll};
   WorkerDoorbell doorbell_when_idle_;
   bool asleep_ = false;  // in its naps on the doorbell since the last activity
+  DaemonWatch daemon_;
   Clock::time_point last_sent_ = Clock::now();
   // The lane the master asked for (lane_open), not lent yet, and how often to heartbeat once
   // lent.

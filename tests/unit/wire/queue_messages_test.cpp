@@ -46,7 +46,7 @@ TEST(QueueMessages, ABatchCutShortIsRefused) {
 }
 
 TEST(QueueMessages, AnEndpointRoundTripsAndOnlyWhole) {
-  queue_wire::Endpoint endpoint{"node3", 40123, "/tmp/fiber-pipe-7"};
+  queue_wire::Endpoint endpoint{"node3", "10.0.0.3", 40123, "fiber-pipes-7"};
   Bytes payload;
   queue_wire::append_endpoint(payload, endpoint);
   EXPECT_EQ(queue_wire::take_endpoint(payload), endpoint);

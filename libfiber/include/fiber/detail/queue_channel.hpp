@@ -18,7 +18,7 @@
 namespace fiber::detail {
 
 struct QueueAddress {
-  std::string host;
+  std::string host;  // the broker's address (an IPv4 address other nodes reach it by)
   std::uint16_t port = 0;
   std::uint64_t id = 0;
   bool bounded = false;  // a put waits for the broker's answer (room) only then
