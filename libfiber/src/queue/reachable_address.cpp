@@ -1,8 +1,6 @@
 #include "queue/reachable_address.hpp"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 
 #include <cstdint>
@@ -11,30 +9,13 @@
 #include <sstream>
 #include <vector>
 
+#include "posix/ipv4_interfaces.hpp"
 #include "this_process.hpp"
 
 namespace fiber::detail {
 namespace {
 
-struct Interface {
-  std::string name;
-  in_addr address{};
-  bool loopback = false;
-};
-
-// Every interface that is up with an IPv4 address, in the system's order.
-std::vector<Interface> interfaces() {
-  std::vector<Interface> found;
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return found;
-  for (ifaddrs* at = list; at; at = at->ifa_next) {
-    if (!at->ifa_addr || at->ifa_addr->sa_family != AF_INET || !(at->ifa_flags & IFF_UP)) continue;
-    found.push_back({at->ifa_name, reinterpret_cast<sockaddr_in*>(at->ifa_addr)->sin_addr,
-                     (at->ifa_flags & IFF_LOOPBACK) != 0});
-  }
-  ::freeifaddrs(list);
-  return found;
-}
+using Interface = posix::Ipv4Interface;
 
 std::vector<std::string> split(const char* list) {
   std::vector<std::string> parts;
@@ -72,7 +53,7 @@ std::vector<std::string> setting(const char* first, const char* second) {
 }
 
 std::optional<in_addr> chosen_address() {
-  auto all = interfaces();
+  auto all = posix::ipv4_interfaces();
   // The out-of-band channel first: it is how the nodes' daemons, and so the workers, reached
   // this one.
   auto include = setting("OMPI_MCA_oob_tcp_if_include", "OMPI_MCA_btl_tcp_if_include");

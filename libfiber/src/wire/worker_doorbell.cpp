@@ -1,13 +1,13 @@
 #include "wire/worker_doorbell.hpp"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <sstream>
+
+#include "posix/ipv4_interfaces.hpp"
 
 namespace fiber::detail {
 namespace {
@@ -17,13 +17,8 @@ constexpr std::size_t kRingBytes = 16;
 
 std::vector<in_addr_t> own_addresses() {
   std::vector<in_addr_t> addresses;
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) return addresses;
-  for (ifaddrs* at = interfaces; at; at = at->ifa_next) {
-    if (!at->ifa_addr || at->ifa_addr->sa_family != AF_INET || !(at->ifa_flags & IFF_UP)) continue;
-    addresses.push_back(reinterpret_cast<const sockaddr_in*>(at->ifa_addr)->sin_addr.s_addr);
-  }
-  ::freeifaddrs(interfaces);
+  for (const auto& interface : posix::ipv4_interfaces())
+    addresses.push_back(interface.address.s_addr);
   return addresses;
 }
 
