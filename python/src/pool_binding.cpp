@@ -20,6 +20,7 @@
 #include "python_iterator_range.hpp"
 #include "python_task.hpp"
 #include "shared_object.hpp"
+#include "turn_queue.hpp"
 
 namespace py = pybind11;
 
@@ -78,7 +79,8 @@ using PythonStream = ReleasedOnEnd<OutcomeStream>;
 
 // A fiber::Pool that several Python threads may call, as multiprocessing's: a fiber::Pool is used
 // by one thread at a time, so the calls take turns, each without the GIL (a thread waiting for
-// its turn must not hold what the one in its turn may need: the feeder, the callbacks).
+// its turn must not hold what the one in its turn may need: the feeder, the callbacks), and in the
+// order they asked (turn_queue.hpp).
 class PythonPool {
  public:
   explicit PythonPool(PoolOptions options) {
@@ -95,12 +97,12 @@ class PythonPool {
   // in_turn() for a caller that has released the GIL already.
   template <class Call>
   auto in_turn_without_gil(Call call) {
-    std::lock_guard turn(mutex_);
+    std::lock_guard turn(turns_);
     return call(*pool_->object);
   }
 
  private:
-  std::mutex mutex_;
+  TurnQueue turns_;
   std::optional<ReleasedOnEnd<Pool>> pool_;
 };
 
