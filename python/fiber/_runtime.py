@@ -9,13 +9,15 @@ import threading
 import weakref
 
 from fiber import _fiber
-from fiber.exceptions import NotSupportedOnCluster
+from fiber.exceptions import NotSupportedOnCluster, PoolClosed
 
 # Workers run this script with the master's interpreter, never the user's script.
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
 
 _lock = threading.Lock()
 _started = False
+# The exit has begun ending fiber (_end): the pools' waits that fail from now on failed by it.
+_ending = False
 _pools = weakref.WeakSet()
 _processes = weakref.WeakSet()
 # A worker's task process: the master's objects reach it as arguments, none are made there.
@@ -55,7 +57,22 @@ def track_process(process):
     _processes.add(process)
 
 
+def hold_if_ended_by_exit(error):
+    """Called where a pool's wait failed with `error`: if the exit ended the pool (PoolClosed after
+    _end began) and this is not the main thread, waits here until the process ends, silently, as
+    a daemon thread inside a multiprocessing pool's call does at exit (its results never come),
+    rather than printing the thread's traceback in the middle of the exit."""
+    if (
+        _ending
+        and isinstance(error, PoolClosed)
+        and threading.current_thread() is not threading.main_thread()
+    ):
+        threading.Event().wait()
+
+
 def _end():
+    global _ending
+    _ending = True
     # After Ctrl-C, which a terminal sends to multiprocessing's children too (they share its
     # process group), fiber's children are terminated rather than waited for.
     interrupted = getattr(sys, "last_type", None) is KeyboardInterrupt

@@ -13,7 +13,7 @@ import operator
 import warnings
 
 from fiber import _broadcasts, _calls, _fiber, _reductions, _runtime, timeouts
-from fiber.exceptions import FiberError
+from fiber.exceptions import FiberError, PoolClosed
 from fiber.pool_stats import PoolStats, WorkerInfo
 
 _RUN, _CLOSE, _TERMINATE = "RUN", "CLOSE", "TERMINATE"
@@ -81,6 +81,7 @@ class AsyncResult:
         try:
             outcomes = self._outcomes.get(timeout)
         except FiberError as error:
+            _runtime.hold_if_ended_by_exit(error)
             _naming(error, self._function)
             raise
         values = _values(outcomes)
@@ -114,6 +115,7 @@ class IMapIterator:
         try:
             outcome = self._stream.next(timeout)
         except FiberError as error:
+            _runtime.hold_if_ended_by_exit(error)
             _naming(error, self._function)
             raise
         if outcome is None:
@@ -302,7 +304,12 @@ class Pool:
         the same bits for the same hosts and worker counts. The first failed item's exception
         (in item order), or op's, is raised."""
         items, chunksize = self._reduction_items(func, iterable, op, chunksize)
-        return _reductions.value_of(self._pool.map_reduce(items, chunksize))
+        try:
+            partial = self._pool.map_reduce(items, chunksize)
+        except PoolClosed as error:
+            _runtime.hold_if_ended_by_exit(error)
+            raise
+        return _reductions.value_of(partial)
 
     def map_reduce_async(
         self, func, iterable, op, chunksize=None, callback=None, error_callback=None

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -18,9 +17,10 @@
 #include "interruptible_wait.hpp"
 #include "python_errors.hpp"
 #include "python_iterator_range.hpp"
+#include "python_pool.hpp"
 #include "python_task.hpp"
+#include "released_on_end.hpp"
 #include "shared_object.hpp"
-#include "turn_queue.hpp"
 
 namespace py = pybind11;
 
@@ -61,50 +61,7 @@ AsyncCallbacks<std::vector<std::string>> calling_back(std::optional<py::object> 
               }};
 }
 
-// A C++ object whose destructor may wait for threads that take the GIL (a pool's end, a stream's
-// feeder): destroyed with the GIL released.
-template <class T>
-struct ReleasedOnEnd {
-  explicit ReleasedOnEnd(std::unique_ptr<T> owned) : object(std::move(owned)) {}
-  ~ReleasedOnEnd() {
-    py::gil_scoped_release unlocked;
-    object.reset();
-  }
-  ReleasedOnEnd(const ReleasedOnEnd&) = delete;
-  ReleasedOnEnd& operator=(const ReleasedOnEnd&) = delete;
-  std::unique_ptr<T> object;
-};
-
 using PythonStream = ReleasedOnEnd<OutcomeStream>;
-
-// A fiber::Pool that several Python threads may call, as multiprocessing's: a fiber::Pool is used
-// by one thread at a time, so the calls take turns, each without the GIL (a thread waiting for
-// its turn must not hold what the one in its turn may need: the feeder, the callbacks), and in the
-// order they asked (turn_queue.hpp).
-class PythonPool {
- public:
-  explicit PythonPool(PoolOptions options) {
-    py::gil_scoped_release unlocked;  // spawning workers takes a while
-    pool_.emplace(std::make_unique<Pool>(std::move(options)));
-  }
-
-  template <class Call>
-  auto in_turn(Call call) {
-    py::gil_scoped_release unlocked;
-    return in_turn_without_gil(std::move(call));
-  }
-
-  // in_turn() for a caller that has released the GIL already.
-  template <class Call>
-  auto in_turn_without_gil(Call call) {
-    std::lock_guard turn(turns_);
-    return call(*pool_->object);
-  }
-
- private:
-  TurnQueue turns_;
-  std::optional<ReleasedOnEnd<Pool>> pool_;
-};
 
 using std::chrono::milliseconds;
 
@@ -220,7 +177,7 @@ py::bytes map_reduce(PythonPool& pool, const std::vector<std::string>& calls,
     std::optional<Reduction<std::string>>& reduction;
     ~ReleasedInTurn() {
       py::gil_scoped_release unlocked;
-      pool.in_turn_without_gil([&](Pool&) { reduction.reset(); });
+      pool.holding_turn([&] { reduction.reset(); });
     }
   } released{pool, reduction};
   wait_interruptibly(

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "python_pool.hpp"
+
 namespace py = pybind11;
 
 namespace fiber::python {
@@ -45,6 +47,7 @@ void start_runtime(const std::vector<std::string>& argv, const std::string& work
 void end_runtime() {
   if (!master_runtime) return;
   py::gil_scoped_release unlocked;  // the runtime's threads may wait for the GIL meanwhile
+  PythonPool::end_all();            // before the runtime: a pool must not end beside it
   delete master_runtime;
   master_runtime = nullptr;
 }
