@@ -140,9 +140,19 @@ bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
     }
   }
   if (timeout.count() <= 0) return ready();
-  asleep.store(1);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!ready()) futex_wait(asleep, 1, timeout);
+  // Until ready or the deadline: a futex wait also ends early (a signal, a wake-up for a change
+  // that is not yet enough, one left from an earlier sleep), and the caller takes false for the
+  // end of its time (write_all in the unit test gave up after such a wake-up under
+  // ThreadSanitizer). The flag goes up again before each look: a wake-up takes it down.
+  const auto deadline = spin_start + timeout;
+  for (;;) {
+    asleep.store(1);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (ready()) break;
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds::zero()) break;
+    futex_wait(asleep, 1, left);
+  }
   asleep.store(0);
   return ready();
 }
