@@ -12,7 +12,7 @@
 #           UCX_TLS=all, in both isolation modes (1 MB results), rejects a bad flag in one line,
 #           and its report turns the rows into the table with the ratio.
 # reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
-#           Markdown (the tables in the README come from the same code), and draws its PNG.
+#           Markdown (the tables in docs/guide/benchmarks.md come from the same code), and draws its PNG.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
