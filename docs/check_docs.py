@@ -18,12 +18,16 @@ For each Markdown PAGE (a path relative to the root):
   `fiber-es --flag`, `sbatch slurm/es.sbatch --flag`) is one that program defines.
 - Every relative link [text](target#anchor) reaches an existing file, and its anchor a heading of
   that file.
+- Every C++ name `fiber::X` (or `fiber::X::y`) the page mentions is declared in the code of the
+  public headers, the applications or the Python extension, and every Python name `fiber.X` is
+  one of the package's public names or modules.
 
 With --repository:
 
 - Every citation of a user page's section in the repository's text files (code comments and
   pages alike), written `docs/guide/rl.md "Data safety"` or `README "Two commands"`, names a
   heading of that page (the heading, or its beginning).
+- Every `fiber::X` named in the public headers' comments is declared in their code.
 - docs/guide/benchmarks.md has the begin and end markers of each table that scripts/bench.sh has
   a report write there.
 
@@ -51,6 +55,10 @@ LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
 INLINE_CODE = re.compile(r"`([^`\n]+)`")
 PAGES_CITED = r"(README(?:\.md)?|docs/guide/[\w-]+\.md)"
 CITATION = re.compile(PAGES_CITED + r"(?:'s)?,? \"([^\"]+)\"")
+# Not in quotes: "fiber::UnknownTask" is a TaskError's type() string, not a C++ name.
+CPP_NAME = re.compile(r"(?<!\")\bfiber::((?:[A-Za-z_]\w*)(?:::[A-Za-z_]\w*)*)")
+PYTHON_NAME = re.compile(r"(?<![\w/.-])fiber\.([A-Za-z_]\w*)(?!\w)")
+FILE_SUFFIXES = {"hpp", "cpp", "py", "md", "h5", "png", "csv", "toml"}
 OPTION = re.compile(r"--[A-Za-z][\w-]*")
 # Scripts that pass their arguments on: to a program of the repository (whose options they are),
 # or to a tool (None: not checked).
@@ -78,6 +86,7 @@ class Checker:
         self.check_blocks(page, lines)
         self.check_inline_code(page, lines)
         self.check_links(page, lines)
+        self.check_names(page, lines)
 
     def blocks(self, lines):
         """(language, first line number, the block's lines, the line above it) of each fenced
@@ -239,11 +248,51 @@ class Checker:
                     self.problem(f"{page}:{number}", f"link to {target}: {path or page} has no "
                                  f"heading with the anchor #{anchor}")
 
+    def declared(self):
+        """The identifiers of the code (comments removed) of the public headers, the
+        applications and the Python extension."""
+        if not hasattr(self, "_declared"):
+            words = set()
+            for folder in ("libfiber/include", "apps", "python/src"):
+                for source in (self.root / folder).rglob("*"):
+                    if source.suffix in (".hpp", ".cpp", ".h"):
+                        words.update(re.findall(r"[A-Za-z_]\w*", without_comments(source.read_text())))
+            self._declared = words
+        return self._declared
+
+    def python_names(self):
+        if not hasattr(self, "_python_names"):
+            package = self.root / "python/fiber"
+            init = (package / "__init__.py").read_text()
+            names = set(re.findall(r"\"(\w+)\"", init[init.find("__all__"):]))
+            names.update(module.stem for module in package.glob("*.py"))
+            names.update({"__all__", "_fiber"})  # the list itself; the extension (python/src)
+            self._python_names = names
+        return self._python_names
+
+    def check_names(self, where_prefix, lines, numbered=True):
+        for number, line in enumerate(lines, start=1):
+            where = f"{where_prefix}:{number}" if numbered else where_prefix
+            for name in CPP_NAME.findall(line):
+                for part in name.split("::"):
+                    if part not in self.declared():
+                        self.problem(where, f"fiber::{name}: {part} is not declared in the code")
+                        break
+            for name in PYTHON_NAME.findall(line):
+                if name in FILE_SUFFIXES:
+                    continue
+                if name not in self.python_names():
+                    self.problem(where, f"fiber.{name}: not a public name or module of the "
+                                 f"package fiber")
+
     # ------------------------------------------------------------------ the repository
 
     def check_repository(self):
         self.check_citations()
         self.check_table_markers()
+        for header in sorted((self.root / "libfiber/include/fiber").glob("*.hpp")):
+            comments = re.findall(r"//.*", header.read_text())
+            self.check_names(str(header.relative_to(self.root)), comments, numbered=False)
 
     def check_citations(self):
         listed = subprocess.run(["git", "-C", str(self.root), "ls-files"], capture_output=True,
@@ -293,6 +342,11 @@ def code_of(line):
     """A line of C++ or Python without its indentation and trailing comment: an excerpt may
     indent and comment its lines for the reader."""
     return re.sub(r"\s+(//|#) .*$", "", line.strip())
+
+
+def without_comments(code):
+    """C++ code without its // and /* */ comments (strings are left as they are)."""
+    return re.sub(r"//[^\n]*", " ", re.sub(r"/\*.*?\*/", " ", code, flags=re.S))
 
 
 def strip_comment(line):
