@@ -36,11 +36,14 @@ def own_doc(owner, name, value):
     return getattr(function, "__doc__", None)
 
 
-def signature(value):
+def signature(value, method=False):
     try:
-        return str(inspect.signature(value))
+        text = str(inspect.signature(value))
     except (TypeError, ValueError):
         return "(...)"
+    if method:  # without `self`, as a call on an instance reads
+        text = re.sub(r"^\(self(, )?", "(", text)
+    return text
 
 
 def members(cls):
@@ -97,7 +100,7 @@ def main():
             document(where, own_doc(fiber, name, value))
             for member, member_value in members(value):
                 kind = "property" if isinstance(member_value, property) else "method"
-                shown = "" if kind == "property" else signature(getattr(value, member))
+                shown = "" if kind == "property" else signature(getattr(value, member), True)
                 out.append(f"### {kind} {name}.{member}{shown}\n")
                 document(f"{where}.{member}", own_doc(value, member, member_value))
         elif callable(value):
