@@ -1,9 +1,9 @@
 """What the benchmark reports share: their command line, CSV reading, how the peers ended,
-Markdown tables, and writing the results to a Markdown file and to the README's tables between
-markers.
+Markdown tables, and writing the results to a Markdown file and to the tables of a documentation
+page between markers.
 
 Each table sits between `<!-- NAME table: written by scripts/bench.sh -->` and
-`<!-- end of NAME table -->` in the README.
+`<!-- end of NAME table -->` in docs/guide/benchmarks.md.
 """
 
 import argparse
@@ -19,35 +19,36 @@ def arguments(description, plot=True, peers=False):
         parser.add_argument("--peer-states", metavar="PATH",
                             help="how each peer ended (NAME_peers.csv of scripts/bench.sh)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown")
-    parser.add_argument("--readme", metavar="PATH",
-                        help="also put the Markdown table into this README, between its markers")
+    parser.add_argument("--page", metavar="PATH",
+                        help="also put the Markdown table into this page (docs/guide/benchmarks.md), "
+                             "between its markers")
     if plot:
         parser.add_argument("--plot", metavar="PATH", help="also draw a PNG")
     return parser.parse_args()
 
 
 def publish(args, title, name, text):
-    """Writes the Markdown `text` to --markdown under the heading `title`, and into the README's
-    `name` table with --readme."""
+    """Writes the Markdown `text` to --markdown under the heading `title`, and into the page's
+    `name` table with --page."""
     if args.markdown:
         with open(args.markdown, "w") as out:
             out.write(f"# {title}\n\n" + text)
-    if args.readme:
-        update_readme(args.readme, name, text)
+    if args.page:
+        update_page(args.page, name, text)
 
 
-def update_readme(path, name, text):
-    """Replaces the text between the README's markers for `name` with `text`."""
+def update_page(path, name, text):
+    """Replaces the text between the page's markers for `name` with `text`."""
     begin_marker = f"<!-- {name} table: written by scripts/bench.sh -->"
     end_marker = f"<!-- end of {name} table -->"
-    with open(path) as readme:
-        content = readme.read()
+    with open(path) as page:
+        content = page.read()
     begin, end = content.find(begin_marker), content.find(end_marker)
     if begin < 0 or end < begin:
         sys.exit(f"report: {path} has no {name} markers ({begin_marker} ... {end_marker})")
     content = content[:begin + len(begin_marker)] + "\n" + text + content[end:]
-    with open(path, "w") as readme:
-        readme.write(content)
+    with open(path, "w") as page:
+        page.write(content)
 
 
 def read_csv(path, fields):

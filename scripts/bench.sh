@@ -31,7 +31,8 @@
 #                               idle_workers about 12)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
-#   --results DIR               write there instead of benchmarks/results/ (and not the README)
+#   --results DIR               write there instead of benchmarks/results/ (and not the
+#                               tables of docs/guide/benchmarks.md)
 #   --build DIR                 use this build directory as it is (default: configure and build
 #                               build/ as Release)
 #   --hang-limit S              a peer that prints nothing for S seconds is hung (default 60,
@@ -40,7 +41,7 @@
 # Installs what is missing (scripts/setup.sh --bench: the peers are Debian's python3-ipyparallel,
 # python3-mpi4py and python3-distributed, run with /usr/bin/python3), builds build/ (Release), and writes
 # benchmarks/results/NAME.csv, NAME.md and NAME.png for each benchmark, and run.txt (when, which
-# mode, the machine's load). A full run also rewrites the README's tables. Every program runs
+# mode, the machine's load). A full run also rewrites the tables of docs/guide/benchmarks.md. Every program runs
 # alone (benchmarks/contained_run.py): in a session of its own, within a time limit, every
 # process it started stopped after it. A peer that hangs is stopped, shows in the tables as
 # "hung (reason)" and is not run again; NAME_peers.csv says how each peer ended. If a program
@@ -183,21 +184,21 @@ end_csv() {
   fi
 }
 
-# README tables: full runs into benchmarks/results/ only.
-readme=(--readme README.md)
+# The tables of docs/guide/benchmarks.md: full runs into benchmarks/results/ only.
+page=(--page docs/guide/benchmarks.md)
 if $quick || [[ $results != benchmarks/results ]]; then
-  readme=()
+  page=()
 fi
 
 # Writes NAME's Markdown and PNG with its report.py (with its peers' ends, if it has peers), and
-# the README's table.
+# its table in docs/guide/benchmarks.md.
 report() {
   local name="$1" script="$2"
   local states=()
   [[ -e $results/${name}_peers.csv ]] && states=(--peer-states "$results/${name}_peers.csv")
   echo >&2
   $python "$script" "$results/$name.csv" --markdown "$results/$name.md" \
-    --plot "$results/$name.png" "${states[@]}" "${readme[@]}" || failed+=("$name report")
+    --plot "$results/$name.png" "${states[@]}" "${page[@]}" || failed+=("$name report")
 }
 
 if $quick; then
@@ -329,7 +330,7 @@ bench_elasticity() {
     "$build/benchmarks/elasticity/fiber_elasticity" "${quick_flag[@]}"
   end_csv elasticity
   $python benchmarks/elasticity/report.py "$results/elasticity.csv" \
-    --markdown "$results/elasticity.md" "${readme[@]}" || failed+=("elasticity report")
+    --markdown "$results/elasticity.md" "${page[@]}" || failed+=("elasticity report")
 }
 
 # Idle workers: on one machine (every worker on the master's host), then on 4 simulated nodes
@@ -343,7 +344,7 @@ bench_idle_workers() {
     benchmarks/idle_workers/idle_workers.py "$build" --nodes 4 "${idle_workers[@]}"
   end_csv idle_workers
   $python benchmarks/idle_workers/report.py "$results/idle_workers.csv" \
-    --markdown "$results/idle_workers.md" "${readme[@]}" || failed+=("idle_workers report")
+    --markdown "$results/idle_workers.md" "${page[@]}" || failed+=("idle_workers report")
 }
 
 # Large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker

@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
 output=${FIBER_ES_OUTPUT:-$root/es-run.h5}
 # The demo run with no arguments starts anew each time, replacing its own log and checkpoint
-# (fiber-es refuses to replace an existing file unless told, README "Data safety"); with
+# (fiber-es refuses to replace an existing file unless told, docs/guide/rl.md "Data safety"); with
 # arguments, fiber-es's refusals apply.
 replace=()
 [[ $# -eq 0 ]] && replace=(--overwrite)

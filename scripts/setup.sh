@@ -31,6 +31,8 @@ packages=(
   pybind11-dev python3-dev python3-cloudpickle python3-pytest libpython3.11-testsuite
   # a one-machine Slurm cluster for the sbatch tests (slurm/local/)
   slurm-wlm munge
+  # the C++ API reference from the public headers, and its test (docs/)
+  doxygen
 )
 
 case "${1:-}" in

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The elasticity report: the CSV of fiber_elasticity as a table, printed, and optionally written
-as Markdown and into the README between its elasticity markers.
+as Markdown and into docs/guide/benchmarks.md between its elasticity markers.
 
-    /usr/bin/python3 report.py benchmarks/results/elasticity.csv [--markdown PATH] [--readme PATH]
+    /usr/bin/python3 report.py benchmarks/results/elasticity.csv [--markdown PATH] [--page PATH]
 
 Standard library only.
 """

@@ -3,7 +3,7 @@
 what starting its pool costs (mpirun, node daemons, master), measured on simulated nodes, and a
 projection of the Fiber paper's ES workload from them to 32 .. 4,096 workers.
 
-    /usr/bin/python3 report.py es_scaling.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py es_scaling.csv [--markdown PATH] [--page PATH] [--plot PATH]
 
 Per generation: the differences between consecutive generations' snapshots, the first
 generation (warm-up) left out; counts (messages, bytes) are their mean, the master's work their

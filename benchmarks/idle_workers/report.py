@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """The idle workers report: the CSV of idle_workers (one machine and simulated nodes) as a table
 of CPU and wake-ups per worker, held, running a task and parked, printed, and optionally written
-as Markdown and into the README between its idle_workers markers.
+as Markdown and into docs/guide/benchmarks.md between its idle_workers markers.
 
-    /usr/bin/python3 report.py benchmarks/results/idle_workers.csv [--markdown PATH] [--readme PATH]
+    /usr/bin/python3 report.py benchmarks/results/idle_workers.csv [--markdown PATH] [--page PATH]
 
 Standard library only.
 """

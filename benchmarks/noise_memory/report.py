@@ -3,7 +3,7 @@
 table shared per node (fiber::NodeArray) or copied per worker, less the same job without a
 table, in copies of the table. Target: one copy per node whatever the worker count.
 
-    /usr/bin/python3 report.py noise_memory.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py noise_memory.csv [--markdown PATH] [--page PATH] [--plot PATH]
 """
 
 import os

@@ -3,7 +3,7 @@
 that scripts/bench.sh collects, each over the sleep floor measured in the same run; the targets
 checked; a bar chart in the style of the Fiber paper's figure.
 
-    /usr/bin/python3 report.py overhead.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py overhead.csv [--markdown PATH] [--page PATH] [--plot PATH]
                                [--peer-states PATH]
 
 A peer that --peer-states (scripts/bench.sh's overhead_peers.csv) says did not end well shows as

@@ -4,7 +4,7 @@ simulation-heavy workload (ppo_scaling.py), the update against the GEMM floor of
 the Fiber paper's PPO comparison stated as ours: N workers against an 8-worker pool on one node,
 on the same iteration (K slots of S steps), projected to K = 256 workers.
 
-    /usr/bin/python3 report.py ppo_scaling.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py ppo_scaling.csv [--markdown PATH] [--page PATH] [--plot PATH]
 
 Per run: the median over its iterations, the first (warm-up) left out. A segment task's own time
 is in the tasks log; the rollout's overhead = the rollout's wall time - its longest task (the

@@ -3,7 +3,7 @@
 the CSV that scripts/bench.sh collects (pool_bench.py's lines, fiber_overhead's and sleep_floor's
 in the same run); the targets checked; a chart of the rounds and of the empty tasks.
 
-    /usr/bin/python3 report.py python_pool.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py python_pool.csv [--markdown PATH] [--page PATH] [--plot PATH]
                                [--peer-states PATH]
 
 Targets: the paper's rounds of apply_async (5 workers) within 1.05x C++ fiber's rounds (its

@@ -8,7 +8,7 @@ time over the MPI round trip, and fiber's tasks per second over each peer's for 
 workers and chunksize. Targets, for map at chunksize 1: at most 3 round trips per task (tasks in
 the worker process); at least 3x multiprocessing, 20x mpi4py.futures, 200x IPyParallel.
 
-    /usr/bin/python3 report.py throughput.csv [--markdown PATH] [--readme PATH] [--plot PATH]
+    /usr/bin/python3 report.py throughput.csv [--markdown PATH] [--page PATH] [--plot PATH]
                                [--peer-states PATH]
 
 A missing floor or peer row shows as "-", or as "hung (reason)" or "failed (reason)" when

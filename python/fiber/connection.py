@@ -192,23 +192,32 @@ class Connection:
 
     @property
     def closed(self):
+        """True once close() was called."""
         return self._closed
 
     @property
     def readable(self):
+        """False for the writing end of a one-way Pipe."""
         return self._readable
 
     @property
     def writable(self):
+        """False for the reading end of a one-way Pipe."""
         return self._writable
 
     def send(self, obj):
+        """Sends `obj` (pickled with cloudpickle) to the other end. FiberError once the end it sends
+        to is gone; waits while 16 MiB wait for an end nobody has read yet."""
         self.send_bytes(cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
     def recv(self):
+        """The next object the other end sent, waiting for it; EOFError once the other end is
+        closed or its Process has ended."""
         return pickle.loads(self.recv_bytes())
 
     def send_bytes(self, buf, offset=0, size=None):
+        """Sends `size` bytes of the buffer `buf` from `offset` (all of it by default) as one
+        message."""
         self._check_writable()
         view = memoryview(buf).cast("B")
         if offset < 0:
@@ -224,6 +233,8 @@ class Connection:
         self._outbox.send(_DATA + view[offset : offset + size].tobytes())
 
     def recv_bytes(self, maxlength=None):
+        """The next message sent with send_bytes(), as bytes; OSError (and the end closed) if it is
+        longer than `maxlength`."""
         self._check_readable()
         if maxlength is not None and maxlength < 0:
             raise ValueError("negative maxlength")
@@ -234,6 +245,8 @@ class Connection:
         return message
 
     def recv_bytes_into(self, buf, offset=0):
+        """Reads the next message into the writable buffer `buf` at `offset` and returns its length;
+        multiprocessing.BufferTooShort (holding the message) if it does not fit."""
         self._check_readable()
         view = memoryview(buf).cast("B")
         if offset < 0 or offset > len(view):
@@ -266,6 +279,7 @@ class Connection:
         return self._readiness.fileno()
 
     def close(self):
+        """Closes this end: the other end's recv() then raises EOFError."""
         if self._closed:
             return
         self._closed = True

@@ -86,18 +86,22 @@ class NodeArray:
 
     @property
     def array(self):
+        """The node's copy as a read-only numpy array (zero-copy)."""
         return self._array
 
     @property
     def name(self):
+        """The name that identifies the array on every node (what a pickle carries)."""
         return self._name
 
     @property
     def shape(self):
+        """The array's shape."""
         return self._shape
 
     @property
     def dtype(self):
+        """The array's numpy dtype."""
         return self._dtype
 
     def __len__(self):

@@ -78,6 +78,9 @@ class AsyncResult:
         self._function = function  # named in fiber's errors
 
     def get(self, timeout=None):
+        """The result (for map_async and starmap_async, the list of results); re-raises a task's
+        exception with its type and remote traceback. fiber.TimeoutError if it is not there within
+        `timeout` seconds (None: no limit)."""
         try:
             outcomes = self._outcomes.get(timeout)
         except FiberError as error:
@@ -88,12 +91,15 @@ class AsyncResult:
         return values[0] if self._single else values
 
     def wait(self, timeout=None):
+        """Waits until the result is there, at most `timeout` seconds (None: no limit)."""
         self._outcomes.wait(timeout)
 
     def ready(self):
+        """True once the result is there."""
         return self._outcomes.ready()
 
     def successful(self):
+        """True if the call raised nothing; ValueError before the result is ready."""
         if not self.ready():
             raise ValueError(f"{self!r} not ready")
         if not self._outcomes.successful():
@@ -112,6 +118,9 @@ class IMapIterator:
         return self
 
     def next(self, timeout=None):
+        """The next result, re-raising a task's exception at its position; StopIteration after the
+        last. fiber.TimeoutError if none comes within `timeout` seconds (the iterator is unchanged:
+        call it again)."""
         try:
             outcome = self._stream.next(timeout)
         except FiberError as error:
@@ -260,23 +269,32 @@ class Pool:
         )
 
     def apply(self, func, args=(), kwds={}):
+        """func(*args, **kwds) in a task process, waiting for its result."""
         return self.apply_async(func, args, kwds).get()
 
     def apply_async(self, func, args=(), kwds={}, callback=None, error_callback=None):
+        """apply() without waiting: an AsyncResult. `callback` gets the result, `error_callback` the
+        exception, in the master, once it is there."""
         return self._submit(
             func, [[tuple(args)]], True, dict(kwds), 1, callback, error_callback, single=True
         )
 
     def map(self, func, iterable, chunksize=None):
+        """[func(x) for x in iterable] on the workers, in order; raises the first failed item's
+        exception. chunksize None: batches that fiber's automatic chunks balance."""
         return self.map_async(func, iterable, chunksize).get()
 
     def map_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
+        """map() without waiting: an AsyncResult of the list, with callbacks as apply_async's."""
         return self._submit_map(func, list(iterable), False, chunksize, callback, error_callback)
 
     def starmap(self, func, iterable, chunksize=None):
+        """[func(*args) for args in iterable] on the workers, in order."""
         return self.starmap_async(func, iterable, chunksize).get()
 
     def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
+        """starmap() without waiting: an AsyncResult of the list, with callbacks as
+        apply_async's."""
         items = [tuple(args) for args in iterable]
         return self._submit_map(func, items, True, chunksize, callback, error_callback)
 
@@ -291,9 +309,13 @@ class Pool:
         return IMapIterator(stream, func)
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
+        """An IMapIterator of func(x) for x in iterable, in order, each result as soon as it and the
+        ones before it are there. The iterable is read lazily, a bounded way ahead, so an endless
+        one works."""
         return self._imap(func, iterable, chunksize, ordered=True)
 
     def imap_unordered(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
+        """As imap(), but the results in the order they complete."""
         return self._imap(func, iterable, chunksize, ordered=False)
 
     def map_reduce(self, func, iterable, op, chunksize=None):
@@ -390,11 +412,14 @@ class Pool:
             raise ValueError("Pool not running (terminated or joined)")
 
     def close(self):
+        """Takes no more calls; the work already submitted goes on (join() waits for it)."""
         if self._state == _RUN:
             self._state = _CLOSE
             self._pool.close()
 
     def terminate(self):
+        """Stops now: pending work fails, and the workers go back to the runtime, parked, for the
+        next Pool."""
         if self._state != _TERMINATE:
             self._state = _TERMINATE
             if self._pool is not None:
@@ -402,6 +427,8 @@ class Pool:
                 self._release()
 
     def join(self):
+        """Waits until the submitted work is done; needs close() or terminate() first (ValueError
+        otherwise)."""
         if self._state == _RUN:
             raise ValueError("Pool is still running")
         if self._pool is not None:

@@ -74,10 +74,13 @@ _parent = None
 
 
 def current_process():
+    """This process as multiprocessing's current_process(): the master's MainProcess, or in a
+    child the Process it runs."""
     return _current
 
 
 def parent_process():
+    """The process that started this one (its name and pid), or None in the master."""
     return _parent
 
 
@@ -114,6 +117,8 @@ class Process:
             self._target(*self._args, **self._kwargs)
 
     def start(self):
+        """Runs the process in a worker's task process; once only. The target, its arguments and the
+        Process itself are pickled (cloudpickle) and sent there."""
         self._check_closed()
         assert self._process is None, "cannot start a process twice"
         assert self._parent_pid == os.getpid(), (
@@ -142,6 +147,7 @@ class Process:
         _runtime.track_process(self)
 
     def join(self, timeout=None):
+        """Waits until the process has ended, at most `timeout` seconds (None: no limit)."""
         self._check_closed()
         assert self._parent_pid == os.getpid(), "can only join a child process"
         assert self._process is not None, "can only join a started process"
@@ -149,6 +155,7 @@ class Process:
             _children.discard(self)
 
     def is_alive(self):
+        """True from start() until the process ends."""
         self._check_closed()
         if self is _current:
             return True
@@ -162,6 +169,8 @@ class Process:
 
     @property
     def exitcode(self):
+        """None while it runs (or before start()); then 0 if run() returned, 1 if it raised, N for
+        sys.exit(N), -N if signal N ended it (-9 also when its worker was lost)."""
         self._check_closed()
         if self._process is None:
             return None
@@ -183,6 +192,7 @@ class Process:
 
     @property
     def name(self):
+        """The process's name (Process-N unless given)."""
         return self._name
 
     @name.setter
@@ -192,6 +202,7 @@ class Process:
 
     @property
     def daemon(self):
+        """A daemonic process is terminated when the master exits; the others are waited for."""
         return self._daemon
 
     @daemon.setter
@@ -235,6 +246,8 @@ class Process:
         self._send_signal(signal.SIGKILL)
 
     def close(self):
+        """Releases the process's resources (its worker goes back to the runtime); ValueError
+        while it still runs. Most methods raise ValueError after it."""
         if self._process is not None:
             if self._process.exitcode() is None:
                 raise ValueError(

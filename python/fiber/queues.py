@@ -46,11 +46,15 @@ class Queue:
         self._closed = False
 
     def put(self, obj, block=True, timeout=None):
+        """Puts `obj` (pickled with cloudpickle), waiting for room in a bounded queue as
+        multiprocessing's (block, timeout) say; queue.Full if there is none."""
         self._check_open()
         if not self._channel.put(_dumps(obj), _timeout(block, timeout)):
             raise queue.Full
 
     def get(self, block=True, timeout=None):
+        """Takes the next item, waiting for one as (block, timeout) say; queue.Empty if none
+        came."""
         self._check_open()
         item = self._channel.get(_timeout(block, timeout))
         if item is None:
@@ -58,9 +62,11 @@ class Queue:
         return pickle.loads(item)
 
     def put_nowait(self, obj):
+        """put(obj, False): queue.Full at once if there is no room."""
         return self.put(obj, False)
 
     def get_nowait(self):
+        """get(False): queue.Empty at once if no item is there."""
         return self.get(False)
 
     def qsize(self):
@@ -68,9 +74,11 @@ class Queue:
         return self._channel.size()
 
     def empty(self):
+        """True if no item is there now (approximate, as qsize())."""
         return self.qsize() == 0
 
     def full(self):
+        """True if a bounded queue has maxsize items now (approximate, as qsize())."""
         return self._maxsize > 0 and self.qsize() >= self._maxsize
 
     def close(self):
@@ -107,18 +115,22 @@ class SimpleQueue:
         self._closed = False
 
     def put(self, obj):
+        """Puts `obj` (pickled with cloudpickle)."""
         self._check_open()
         self._channel.put(_dumps(obj), None)
 
     def get(self):
+        """Takes the next item, waiting for one."""
         self._check_open()
         return pickle.loads(self._channel.get(None))
 
     def empty(self):
+        """True if no item is there now."""
         self._check_open()
         return self._channel.size() == 0
 
     def close(self):
+        """This process uses the queue no more: later calls raise OSError."""
         self._closed = True
 
     def _check_open(self):
@@ -149,6 +161,7 @@ class JoinableQueue(Queue):
         self._unfinished = 0
 
     def put(self, obj, block=True, timeout=None):
+        """Queue.put(), counting the item as unfinished until a task_done() for it."""
         self._check_open()
         self._count(_PUT)
         try:
@@ -158,6 +171,8 @@ class JoinableQueue(Queue):
             raise
 
     def task_done(self):
+        """Marks one item taken with get() as done. Called more often than items were put, it is a
+        ValueError in the process that made the queue."""
         if not self._maker:
             self._ledger.put(_DONE, None)
             return
@@ -167,6 +182,7 @@ class JoinableQueue(Queue):
         self._unfinished -= 1
 
     def join(self):
+        """Waits until every item put was marked task_done(); in the process that made the queue."""
         if not self._maker:
             raise NotSupportedOnCluster(
                 "fiber: JoinableQueue.join() waits in the process that made the queue (the "

@@ -21,17 +21,23 @@ def _check(method):
 
 
 def set_start_method(method, force=False):
+    """Accepted and ignored (fiber has one way to start a process); ValueError for an unknown
+    method, as multiprocessing."""
     _check(method)
 
 
 def get_start_method(allow_none=False):
+    """"spawn": what fiber's workers are closest to (fresh interpreters)."""
     return _METHOD
 
 
 def get_all_start_methods():
+    """multiprocessing's method names, all accepted."""
     return list(_METHODS)
 
 
 def get_context(method=None):
+    """The module fiber itself, which has a context's names (Process, Queue, Pipe, Pool, ...);
+    ValueError for an unknown method."""
     _check(method)
     return sys.modules["fiber"]

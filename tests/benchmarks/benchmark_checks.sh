@@ -12,7 +12,8 @@
 #           UCX_TLS=all, in both isolation modes (1 MB results), rejects a bad flag in one line,
 #           and its report turns the rows into the table with the ratio.
 # reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
-#           Markdown (the tables in the README come from the same code), and draws its PNG.
+#           Markdown, and draws its PNG; with --page, a report replaces its table in a copy of
+#           docs/guide/benchmarks.md between its markers and leaves the rest of the page as it was.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -118,7 +119,34 @@ reports)
   fi
   one_line "$work/stray.txt"
   expect_line "$work/stray.txt" "^report: .*stray.csv line 4 is not a row of table,workers,"
-  echo "5 reports: the committed tables, and their plots; a stray line refused in one line"
+  # --page: each table scripts/bench.sh writes there, into a copy of the page whose tables are
+  # emptied; outside the markers the page stays the same, and each table is the report's.
+  page=$root/docs/guide/benchmarks.md
+  outside_tables() {
+    sed '/^<!-- .* table: written by scripts\/bench.sh -->$/,/^<!-- end of .* table -->$/d' "$1"
+  }
+  awk '/^<!-- .* table: written by scripts\/bench.sh -->$/ { print; inside = 1; next }
+       /^<!-- end of .* table -->$/ { inside = 0 }
+       !inside' "$page" >"$work/page.md"
+  for name in throughput overhead python_pool es_scaling noise_memory ppo_scaling elasticity \
+      idle_workers; do
+    peers=()
+    [[ -e $results/${name}_peers.csv ]] && peers=(--peer-states "$results/${name}_peers.csv")
+    $python "$root/benchmarks/$name/report.py" "$results/$name.csv" "${peers[@]}" \
+      --page "$work/page.md" >/dev/null || fail "$name report --page failed"
+  done
+  diff -u <(outside_tables "$page") <(outside_tables "$work/page.md") ||
+    fail "--page changed docs/guide/benchmarks.md outside its tables' markers"
+  [[ $(grep -c "^<!-- .* table: written by scripts/bench.sh -->$" "$work/page.md") -eq 8 ]] ||
+    fail "--page: not 8 tables between markers"
+  empty=$(awk '/^<!-- .* table: written by scripts\/bench.sh -->$/ { name = $2; lines = 0; next }
+               /^<!-- end of .* table -->$/ { if (lines == 0) print name }
+               { lines++ }' "$work/page.md")
+  [[ -z $empty ]] || fail "--page wrote no table for: $empty"
+  grep -q "^| 1 | 16 | master's host | held |" "$work/page.md" ||
+    fail "--page: the idle_workers table is not the report's"
+  echo "5 reports: the committed tables, and their plots; a stray line refused in one line;"
+  echo "8 reports written into a copy of docs/guide/benchmarks.md (--page)"
   ;;
 *)
   fail "unknown check '$2'"

@@ -1,5 +1,6 @@
 // Checkpoint entries that fiber-es and fiber-ppo write alike. Their names are part of the
-// checkpoint format that h5py readers see (README, "Reading the files"): keep them.
+// checkpoint format that h5py readers see (docs/guide/rl.md "HDF5 files of fiber-es"): keep
+// them.
 //
 //   rl::CheckpointWriter w;
 //   rl::put_optimizer(w, state.adam);          // adam_m, adam_v, adam_t

@@ -1,5 +1,5 @@
-// The exit statuses of fiber-es and fiber-ppo (README, "Exit status"): a run that failed, and bad
-// input or a file that cannot be used. A stopped run's status is kExitPreempted
+// The exit statuses of fiber-es and fiber-ppo (docs/guide/rl.md "Data safety"): a run that failed,
+// and bad input or a file that cannot be used. A stopped run's status is kExitPreempted
 // (stop_request.hpp).
 #pragma once
 

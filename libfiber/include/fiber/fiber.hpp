@@ -1,4 +1,5 @@
-// Everything of fiber's public API.
+/// \file
+/// Everything of fiber's public API.
 #pragma once
 
 #include "fiber/async_result.hpp"

@@ -1,11 +1,12 @@
-// How task arguments and results become bytes.
-//
-// Numbers and enums are copied as raw bytes; a lone std::string is written as a Boost archive
-// writes it (detail/lone_string.hpp); everything else goes through a Boost.Serialization
-// binary archive, so any type Boost can serialize works: the standard containers below, std::tuple
-// (detail/tuple_serializer.hpp), and user structs with a `serialize(Archive&, unsigned)` member or
-// free function. Master and workers are the same binary, so the binary format needs no
-// portability.
+/// \file
+/// How task arguments and results become bytes.
+///
+/// Numbers and enums are copied as raw bytes; a lone std::string is written as a Boost archive
+/// writes it (detail/lone_string.hpp); everything else goes through a Boost.Serialization
+/// binary archive, so any type Boost can serialize works: the standard containers below, std::tuple
+/// (detail/tuple_serializer.hpp), and user structs with a `serialize(Archive&, unsigned)` member or
+/// free function. Master and workers are the same binary, so the binary format needs no
+/// portability.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +42,7 @@
 
 namespace fiber {
 
-// Appends the encoding of `values` (in order) to `out`.
+/// Appends the encoding of `values` (in order) to `out`.
 template <class... Ts>
 void encode_into(Bytes& out, const Ts&... values) {
   if constexpr (detail::kAllRawBytes<Ts...>) {
@@ -60,10 +61,10 @@ void encode_into(Bytes& out, const Ts&... values) {
   }
 }
 
-// Decodes values of types Ts... (written by encode_into) from `in`, as a tuple. Throws
-// fiber::TypeMismatch, saying that `what` (e.g. "the arguments of task 'f'") does not decode,
-// when the bytes are not of these types: of another size, not an archive of them, or with bytes
-// left over.
+/// Decodes values of types Ts... (written by encode_into) from `in`, as a tuple. Throws
+/// fiber::TypeMismatch, saying that `what` (e.g. "the arguments of task 'f'") does not decode,
+/// when the bytes are not of these types: of another size, not an archive of them, or with bytes
+/// left over.
 template <class... Ts>
 std::tuple<Ts...> decode_tuple(std::span<const char> in, std::string_view what = "the bytes") {
   auto mismatch = [&] {
@@ -97,6 +98,7 @@ std::tuple<Ts...> decode_tuple(std::span<const char> in, std::string_view what =
   return values;
 }
 
+/// One value of type T from `in`, as decode_tuple<T> reads it.
 template <class T>
 T decode(std::span<const char> in, std::string_view what = "the bytes") {
   return std::get<0>(decode_tuple<T>(in, what));
