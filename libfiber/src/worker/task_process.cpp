@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "fiber/detail/task_process_start.hpp"
 #include "fiber/errors.hpp"
 #include "trace/hop_trace.hpp"
 #include "wire/exit_status.hpp"
@@ -20,6 +21,9 @@
 
 namespace fiber::detail {
 namespace {
+
+// set_task_process_start's function.
+void (*task_process_start)() = nullptr;
 
 using namespace std::chrono_literals;
 
@@ -63,6 +67,7 @@ constexpr auto kTraceWriteWait = 1000ms;
   // ends this process and those it started, not its worker; the worker ends them all together.
   setpgid(0, 0);
   hop_trace::forget_inherited();
+  if (task_process_start) task_process_start();
 
   ItemRunner runner;
   task_frames::ChunkReader chunks(in);
@@ -117,6 +122,8 @@ constexpr auto kTraceWriteWait = 1000ms;
 }
 
 }  // namespace
+
+void set_task_process_start(void (*start)()) { task_process_start = start; }
 
 void TaskProcess::start() {
   // A memory of its own: the master may still hold the last child's, and write into it.
