@@ -100,8 +100,8 @@ void check_shm(int first_id, int count) {
 }  // namespace
 
 void check_spawn_resources(int first_id, int count, int live) {
-  check_descriptors(first_id, count, live);
   check_shm(first_id, count);
+  check_descriptors(first_id, count, live);
 }
 
 }  // namespace fiber::detail
