@@ -40,13 +40,13 @@ constexpr std::uint64_t kShmBytesPerWorker = std::uint64_t{4212} * 1024;
 constexpr const char* kShmFolder = "/dev/shm";
 constexpr double kMiB = 1024.0 * 1024.0;
 
-int open_descriptors() {
+// How many descriptors this process holds; `limit` if it cannot open one more to count them.
+long open_descriptors(long limit) {
   std::error_code error;
-  int count = 0;
-  for (std::filesystem::directory_iterator at("/proc/self/fd", error), end; !error && at != end;
-       at.increment(error)) {
-    ++count;
-  }
+  long count = 0;
+  std::filesystem::directory_iterator at("/proc/self/fd", error);
+  if (error) return error == std::errc::too_many_files_open ? limit : 0;
+  for (std::filesystem::directory_iterator end; !error && at != end; at.increment(error)) ++count;
   return count > 0 ? count - 1 : 0;  // (less the iterator's own)
 }
 
@@ -71,8 +71,8 @@ void check_descriptors(int first_id, int count, int live) {
         "(ulimit -n); raise it, or ask for fewer workers",
         workers_named(first_id, count), who, needed, *limit));
   };
-  refuse("the master",
-         open_descriptors() + kMasterDescriptorsPerWorker * count + kMasterDescriptorsHeadroom);
+  refuse("the master", open_descriptors(*limit) + kMasterDescriptorsPerWorker * count +
+                           kMasterDescriptorsHeadroom);
   refuse("each of them", kWorkerDescriptorsAtStart + kWorkerDescriptorsPerSibling * count);
   // On a cluster the workers spread over the nodes, each node's daemon starting its own share.
   if (runs_locally()) {

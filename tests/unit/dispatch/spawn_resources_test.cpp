@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "fiber/errors.hpp"
@@ -44,6 +45,17 @@ TEST(SpawnResources, TooManyWorkersForTheDescriptorLimitAreRefused) {
   auto said = refusal(0, 16, 1);
   EXPECT_NE(said.find("cannot start workers 0 to 15"), std::string::npos) << said;
   EXPECT_NE(said.find("the limit is 64 (ulimit -n)"), std::string::npos) << said;
+}
+
+TEST(SpawnResources, AMasterAtItsDescriptorLimitStartsNoWorker) {
+  rlim_t open = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open;
+  }
+  DescriptorLimit limit(open - 1);  // (less the iterator's own): not one more can be opened
+  auto said = refusal(0, 1, 1);
+  EXPECT_NE(said.find("cannot start worker 0: the master would need"), std::string::npos) << said;
 }
 
 TEST(SpawnResources, MoreWorkersThanDevShmHoldsAreRefusedOnOneMachine) {
