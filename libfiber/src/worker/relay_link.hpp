@@ -4,10 +4,11 @@
 // routes), and a worker takes what a relay forwarded to it. Typed
 // point-to-point over Boost.MPI (one message per entry: a vector of bytes), which fits here,
 // unlike the master's channels (docs/design.md, "Where Boost.MPI is used"). Messages are received
-// with MPI's C API: a matched probe, then a receive that does not block (Boost.MPI's would wait
-// for the whole message, and for ever, or until UCX gives up on a dead relay, if its relay dies
-// in the middle: meanwhile this worker would say nothing to the master, which would take it for
-// lost; docs/platform.md, "A relay killed mid-message").
+// with MPI's C API, a matched probe then a receive that does not block: Boost.MPI's receive,
+// once a message matches, waits in MPI_Mrecv for all of it, as long as a large body takes and,
+// if its relay dies in the middle, until UCX gives up on the connection; meanwhile the worker
+// says nothing to the master, which takes it for lost (docs/platform.md, "A relay killed
+// mid-message").
 #pragma once
 
 #include <mpi.h>
@@ -58,8 +59,8 @@ class RelayLink {
     Bytes bytes;
     MPI_Request request = MPI_REQUEST_NULL;
   };
-  // Relay messages being received, in the order they matched (one per relay that sends: one
-  // stays here while a dead relay's message waits for UCX's error, and others go on).
+  // Relay messages being received, in the order they matched; several at once, so that one from
+  // a relay that died stays here until UCX reports it while the others go on.
   std::vector<std::unique_ptr<Incoming>> incoming_;
   struct Forward {
     boost::mpi::request request;
