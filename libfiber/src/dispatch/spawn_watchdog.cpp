@@ -20,8 +20,9 @@ using namespace std::chrono_literals;
 // spawned worker is given to say hello.
 constexpr auto kSpawnTimePerWorker = 3s;
 constexpr auto kSpawnTimeAtLeast = 120s;
-// The master's exit status when its spawn never returned (as a shell's "command not executable").
-constexpr int kSpawnHungStatus = 126;
+// The master's exit status when its spawn never returned: sysexits.h's EX_UNAVAILABLE (fiberrun's
+// own 126 and 127 mean a program that cannot be run, fiber-es's 1 and 2 an error and bad input).
+constexpr int kSpawnHungStatus = 69;
 
 }  // namespace
 
