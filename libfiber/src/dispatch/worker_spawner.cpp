@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "backoff.hpp"
+#include "dispatch/spawn_resources.hpp"
+#include "dispatch/spawn_watchdog.hpp"
 #include "fiber/errors.hpp"
 #include "launch_defaults.hpp"
 #include "log.hpp"
@@ -61,6 +63,7 @@ WorkerSpawner::WorkerSpawner(std::vector<std::string> worker_argv, std::string w
 
 std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count, int live) {
   check_free_slots(first_id, count, live);
+  check_spawn_resources(first_id, count, live);
   std::vector<char*> argv;
   for (const auto& argument : worker_argv_) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
@@ -68,8 +71,15 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
   if (oversubscription_allowed()) info.set("map_by", ":OVERSUBSCRIBE");
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<int> spawn_errors(static_cast<std::size_t>(count), MPI_SUCCESS);
-  int rc = MPI_Comm_spawn(executable_.c_str(), argv.data(), count, info.get(), 0, MPI_COMM_SELF,
-                          &comm, spawn_errors.data());
+  int rc = MPI_SUCCESS;
+  {
+    SpawnWatchdog watchdog(count == 1
+                               ? fmt::format("worker {}", first_id)
+                               : fmt::format("workers {} to {}", first_id, first_id + count - 1),
+                           spawn_time_limit(count));
+    rc = MPI_Comm_spawn(executable_.c_str(), argv.data(), count, info.get(), 0, MPI_COMM_SELF,
+                        &comm, spawn_errors.data());
+  }
   int spawn_error = MPI_SUCCESS;
   for (int error : spawn_errors) {
     if (error != MPI_SUCCESS) spawn_error = error;

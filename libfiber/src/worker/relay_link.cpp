@@ -22,11 +22,6 @@ RelayLink::RelayLink()
   if (alone_) return;
   // A failed send to a sibling is an error returned (Boost.MPI throws it), not MPI's abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  post_receive();
-}
-
-void RelayLink::post_receive() {
-  receive_ = spawn_.irecv(boost::mpi::any_source, kRelayTag, incoming_);
 }
 
 void RelayLink::forward(std::span<const RelayHop> route, std::span<const char> entry) {
@@ -59,17 +54,63 @@ std::optional<Bytes> RelayLink::take() {
   if (alone_ || failed_) return std::nullopt;
   try {
     std::erase_if(forwards_, [](Forward& f) { return f.request.test().has_value(); });
-    if (!receive_ || !receive_->test()) return std::nullopt;
   } catch (const boost::mpi::exception& error) {
     // Relays stop here; the master sends what a lost relay did not deliver.
     log::warn("relayed broadcasts between this spawn's workers failed: {}", error.what());
     failed_ = true;
     return std::nullopt;
   }
-  Bytes message = std::move(incoming_);
-  incoming_.clear();
-  post_receive();
-  return message;
+  receive_arrived();
+  return failed_ ? std::nullopt : take_received();
+}
+
+void RelayLink::receive_arrived() {
+  while (true) {
+    int matched = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    int count = 0;
+    if (MPI_Improbe(MPI_ANY_SOURCE, kRelayTag, MPI_COMM_WORLD, &matched, &message, &status) !=
+            MPI_SUCCESS ||
+        (matched && MPI_Get_count(&status, MPI_CHAR, &count) != MPI_SUCCESS)) {
+      log::warn("relayed broadcasts between this spawn's workers failed: a probe failed");
+      failed_ = true;
+      return;
+    }
+    if (!matched) return;
+    auto incoming = std::make_unique<Incoming>();
+    incoming->source = status.MPI_SOURCE;
+    incoming->bytes.resize(static_cast<std::size_t>(count));
+    if (MPI_Imrecv(incoming->bytes.data(), count, MPI_CHAR, &message, &incoming->request) !=
+        MPI_SUCCESS) {
+      log::warn("a broadcast relayed by rank {} of this spawn could not be received",
+                incoming->source);
+      continue;
+    }
+    incoming_.push_back(std::move(incoming));
+  }
+}
+
+std::optional<Bytes> RelayLink::take_received() {
+  for (auto at = incoming_.begin(); at != incoming_.end(); ++at) {
+    Incoming& incoming = **at;
+    int done = 0;
+    int rc = MPI_Test(&incoming.request, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done) continue;
+    if (rc != MPI_SUCCESS) {
+      // Its relay died while sending it (UCX says so once it gives up on the connection).
+      log::warn(
+          "a broadcast relayed by rank {} of this spawn did not arrive whole; the master "
+          "sends it once it takes that relay for lost",
+          incoming.source);
+      incoming_.erase(at);  // (a request that ends in an error is complete: MPI is done with it)
+      return std::nullopt;
+    }
+    Bytes message = std::move(incoming.bytes);
+    incoming_.erase(at);
+    return message;
+  }
+  return std::nullopt;
 }
 
 void RelayLink::finish() {
@@ -82,13 +123,14 @@ void RelayLink::finish() {
     }
     std::this_thread::sleep_for(kFinishPoll);
   }
-  if (receive_) receive_->cancel();
-  receive_.reset();
-  // Sends a sibling never took (it left first) may still be read by MPI: their buffers live as
-  // long as the process.
+  // Sends a sibling never took (it left first), and receives from a relay that never finished
+  // (it died), may still be touched by MPI: their buffers live as long as the process.
   static auto* unfinished = new std::vector<Forward>;
   for (auto& forward : forwards_) unfinished->push_back(std::move(forward));
   forwards_.clear();
+  static auto* unreceived = new std::vector<std::unique_ptr<Incoming>>;
+  for (auto& incoming : incoming_) unreceived->push_back(std::move(incoming));
+  incoming_.clear();
 }
 
 }  // namespace fiber::detail

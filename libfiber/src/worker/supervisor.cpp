@@ -48,7 +48,7 @@ void Supervisor::serve() {
       asleep_ = false;
     } else if (chunks_.empty()) {
       const bool under_way = !sent || !queue_.empty() || !results_.empty() || lane_asked_ ||
-                             channel_.receiving_body() || relay_.forwarding();
+                             channel_.receiving_body() || relay_.forwarding() || relay_.receiving();
       if (under_way || backoff_.quiet() < kSpinBeforeSleep || !start_standby_if_wanted()) {
         wait_idle(under_way);
       }
