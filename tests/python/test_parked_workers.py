@@ -35,6 +35,20 @@ def children(pid):
         return []
 
 
+def wait_until_dead(pid):
+    """Until `pid` (a worker's child) has ended: a zombie its worker has not reaped, or gone."""
+    deadline = time.monotonic() + STANDBY_LIMIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(POLL_SECONDS)
+    raise AssertionError(f"process {pid} still runs after SIGKILL")
+
+
 def parked_workers_with_standbys(processes):
     """Runs a pool of `processes` that leaves state in its task processes, ends it, and waits
     until each of its (now parked) workers has a standby task process: {worker pid: standby}."""
@@ -68,6 +82,7 @@ def test_a_standby_killed_while_parked_is_replaced_by_a_new_task_process():
     standbys = parked_workers_with_standbys(1)
     (killed,) = standbys.values()
     os.kill(killed, signal.SIGKILL)
+    wait_until_dead(killed)  # else the next pool may come first: a crash, retried
     with fiber.Pool(1) as pool:
         ran = pool.map(recall, range(2), 1)
         assert pool.stats().crashes == 0
