@@ -18,12 +18,14 @@
 #include "wire/messages.hpp"
 #include "wire/result_entry.hpp"
 #include "worker/worker.hpp"
+#include "worker/worker_shape.hpp"
 
 namespace fiber::detail {
 
 void Supervisor::serve() {
   channel_.send(Hello{getpid(), this_process().host, doorbell_when_idle_.port(),
-                      WorkerDoorbell::host_addresses()});
+                      WorkerDoorbell::host_addresses(), offered_cpus(),
+                      offered_gpus(this_process().host)});
   channel_.post_receive(request_.get());
   while (!stopping_) {
     if (channel_.failure()) lost_master();
@@ -107,6 +109,8 @@ bool Supervisor::take_messages() {
         auto welcome = decode_message<Welcome>(message->body);
         this_process().id = welcome.id;
         set_run_identity(welcome.run_identity);
+        take_shape(welcome.cpus, welcome.gpus, welcome.threads);
+        process_.limit_memory(welcome.memory_limit);
         parked_ = false;
         break;
       }
