@@ -140,4 +140,20 @@ TEST(WorkerShape, ParkedWorkersGoOnlyToPoolsOfTheirShape) {
   EXPECT_EQ(taken_back, bound_workers) << "the parked workers of that shape, not new ones";
 }
 
+TEST(WorkerShape, AnActorPoolAndALearnerPoolRunAtOnce) {
+  fiber::Pool actors({.processes = 2});
+  fiber::Pool learners({.processes = 1, .shape = {.cores = 2, .memory_bytes = 512 * kMiB}});
+  std::vector<int> holds(2, kHoldMs);
+  auto acted = actors.map_async(seen_by_task, holds, 1);
+  auto learned = learners.map_async(seen_by_task, std::vector<int>{kHoldMs}, 1);
+  for (const auto& seen : acted.get()) EXPECT_EQ(seen[kThreads], "-");  // told nothing
+  auto learner = learned.get();
+  ASSERT_EQ(learner.size(), 1u);
+  EXPECT_EQ(learner[0][kThreads], "2");
+  EXPECT_EQ(numbers_in(learner[0][kTaskCpus]).size(), 2u) << learner[0][kTaskCpus];
+  // Only the learner's task process is limited.
+  EXPECT_THROW(learners.apply(fiber_test::fill_bytes, 1024 * kMiB), fiber::WorkerLost);
+  EXPECT_EQ(actors.apply(fiber_test::fill_bytes, 1024 * kMiB), 1024 * kMiB);
+}
+
 }  // namespace
