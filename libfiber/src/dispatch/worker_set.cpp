@@ -97,6 +97,10 @@ int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
   for (; chosen != parked_.rend(); ++chosen) {
     const Worker& candidate = *workers_[*chosen];
     if (candidate.spawned_for != shape) continue;
+    if (shape == WorkerShape{}) {  // takes nothing of its node: no need to look at the others
+      placement = Placement{};
+      break;
+    }
     std::string why;
     placement = place_on_its_node(candidate, shape, why);
     if (placement) break;
