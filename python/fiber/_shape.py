@@ -45,3 +45,22 @@ def memory_bytes(value):
     if not math.isfinite(amount) or amount >= 2**64:
         raise ValueError(f"memory {value!r} is too large")
     return int(amount)
+
+
+def worker_shape(cores, memory, gpus):
+    """The arguments of a worker shape for the C++ pool or Process: cores and gpus ints (not bools)
+    of at least 0 (TypeError, ValueError), memory as memory_bytes reads it."""
+    return {
+        "cores": _count("cores", cores),
+        "gpus": _count("gpus", gpus),
+        "memory_bytes": memory_bytes(memory),
+    }
+
+
+def _count(name, value):
+    """A count of at least 0: an int, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, not {value}")
+    return int(value)

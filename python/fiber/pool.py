@@ -213,11 +213,10 @@ class Pool:
             "max_retries": _count("max_retries", max_retries, 0),
             "min_workers": _count("min_workers", min_workers, 0),
             "max_workers": _count("max_workers", max_workers, 0),
-            "cores": _count("cores", cores, 0),
-            "gpus": _count("gpus", gpus, 0),
         }
         if sizes["max_workers"] > 0 and sizes["min_workers"] > sizes["max_workers"]:
             raise ValueError("autoscaling needs min_workers <= max_workers")
+        shape = _shape.worker_shape(cores, memory, gpus)
         times_ms = {
             "task_timeout_ms": 0
             if task_timeout is None
@@ -236,7 +235,7 @@ class Pool:
             maxtasksperchild,
             **sizes,
             **times_ms,
-            memory_bytes=_shape.memory_bytes(memory),
+            **shape,
         )
         self._broadcasts = _broadcasts.Latest()
         self._deadline_per_item = task_timeout is not None

@@ -1,6 +1,7 @@
-"""A pool's worker shape from Python (fiber.Pool(cores=, memory=, gpus=), fiber::WorkerShape):
-bad values refused at the call, memory strings read, and on real workers: cores bound and told to
-thread pools, a task over its memory limit stopped in its task process."""
+"""A pool's worker shape from Python (fiber.Pool(cores=, memory=, gpus=), fiber::WorkerShape; the
+same for fiber.Process): bad values refused at the call, memory strings read, and on real
+workers: cores bound and told to thread pools, a task over its memory limit stopped in its task
+process."""
 
 import ctypes
 import math
@@ -46,6 +47,8 @@ def fill(megabytes):
 def test_a_bad_shape_is_one_clear_error_at_the_call(options, error):
     with pytest.raises(error):
         fiber.Pool(1, **options)
+    with pytest.raises(error):
+        fiber.Process(target=print, **options)
 
 
 @pytest.mark.parametrize(
@@ -88,3 +91,19 @@ def test_a_task_over_its_memory_limit_fails_in_its_task_process_alone():
         with pytest.raises(MemoryError):
             pool.apply(fill, (1024,))
         assert pool.apply(fill, (16,)) == 16
+
+
+def put_seen(queue):
+    """A Process's target: puts what its task process sees into `queue`."""
+    queue.put(seen())
+
+
+def test_a_process_of_two_cores_has_both_and_its_thread_pools_know():
+    queue = fiber.Queue()
+    process = fiber.Process(target=put_seen, args=(queue,), cores=2)
+    process.start()
+    cpus, threads, _ = queue.get(timeout=60)
+    process.join()
+    assert process.exitcode == 0
+    assert len(cpus) == 2, cpus
+    assert threads == "2"
