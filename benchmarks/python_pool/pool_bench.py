@@ -64,6 +64,10 @@ ARRAY_MODE = "array_"  # and the array's megabytes
 # Modules whose pools this script makes twice (the second after the first was terminated): the
 # others start a cluster, whose start-up is not the pool's.
 RESTARTED = ("fiber", "multiprocessing")
+# Between the first pool's end and the second's start, as between two stages of a program (not
+# back to back): long enough for fiber's parked workers to fork their standby task processes
+# (they do once quiet for 10 ms, libfiber/src/worker/supervisor.hpp).
+STAGE_PAUSE_SECONDS = 0.2
 
 
 def parse_args():
@@ -249,6 +253,7 @@ def main():
     if args.module in RESTARTED:
         with contextlib.ExitStack() as first:  # ended (fiber: its workers parked) before the next
             measure_start(first, framework, args.module, which)
+        time.sleep(STAGE_PAUSE_SECONDS)
         which = "second"
     with contextlib.ExitStack() as stack:
         pool = measure_start(stack, framework, args.module, which)

@@ -224,8 +224,10 @@ def main():
             "\n\n" + rounds + "\nA map of empty tasks, 5 workers (automatic chunks: each "
             "framework's own, multiprocessing's rule len / (4 x workers) for the peers without "
             "one; best of the repeats):\n\n" + maps + "\nPools made and their first map of one "
-            "empty task per worker (the second pool made after the first was terminated: "
-            "fiber's takes its parked workers):\n\n" + starts + "\nOne task whose argument and "
+            "empty task per worker (the second pool made 0.2 s after the first was terminated, "
+            "as at a program's next stage: fiber's takes its parked workers, whose standby task "
+            "processes are forked by then; its first map imports the tasks' module in them):"
+            "\n\n" + starts + "\nOne task whose argument and "
             "result is a float64 array (pool_bench.py --megabytes):\n\n" + arrays + "\n"
             + "\n".join(notes) + "\n")
     print(text)

@@ -159,20 +159,35 @@ def master_context():
     return {"sys_path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ)}
 
 
+def warm_up():
+    """In a task process that has just started (a parked worker's standby among them): an
+    initializer's work done once on the process's own context, without changing it, so that the
+    pages it touches are copied and its caches filled now rather than in the next pool's
+    initializer, which a new Pool() waits for (fiber._fiber's task-process start)."""
+    context = pickle.loads(pickle.dumps(master_context(), protocol=pickle.HIGHEST_PROTOCOL))
+    environ = os.environ
+    for name, value in context["environ"].items():
+        environ.get(name) != value  # noqa: B015 (the lookups are the point)
+
+
 def take_master_context(context):
     """In a task process, before the master's functions run: its folder, path and variables."""
     os.chdir(context["cwd"])
     sys.path[:] = context["sys_path"]
-    # The master's variables over the worker's own (MPI's settings of the worker process stay),
-    # except those the worker's shape set (fiber.Pool(cores=, gpus=)): its devices and thread
-    # counts are its own. The worker set them after this interpreter read its environment, so
-    # they are read from the C library's.
-    own = set(_c_getenv("FIBER_SHAPE_VARIABLES").split(","))
-    os.environ.update({k: v for k, v in context["environ"].items() if k not in own})
-    for name in own - {""}:
+    # The master's variables over the worker's own (MPI's settings of the worker process stay);
+    # only those that differ, as each set is a putenv (most are the same: the worker was started
+    # with the master's environment). Not those the worker's shape set (fiber.Pool(cores=,
+    # gpus=)): its devices and thread counts are its own. The worker set them after this
+    # interpreter read its environment, so they are read from the C library's.
+    own = set(_c_getenv("FIBER_SHAPE_VARIABLES").split(",")) - {""}
+    environ = os.environ
+    for name, value in context["environ"].items():
+        if name not in own and environ.get(name) != value:
+            environ[name] = value
+    for name in own:
         value = _c_getenv(name)
-        if value:
-            os.environ[name] = value
+        if value and environ.get(name) != value:
+            environ[name] = value
 
 
 def _c_getenv(name):

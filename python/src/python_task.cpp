@@ -2,6 +2,7 @@
 
 #include <pybind11/pybind11.h>
 #include <unistd.h>
+#include <fiber/detail/task_process_start.hpp>
 #include <fiber/task.hpp>
 
 #include <stdexcept>
@@ -17,9 +18,9 @@ namespace {
 pid_t interpreter_process = 0;
 
 // The GIL, for one task. fiber forks the task process while the worker's only Python thread
-// waits in C++ without the GIL, so the child finds the GIL free; its first task then does what
-// os.fork's child does (PyOS_AfterFork_Child: the GIL and the thread states made anew, the
-// import lock, os.register_at_fork's child hooks such as random's reseeding).
+// waits in C++ without the GIL, so the child finds the GIL free; it then does at once (its start,
+// note_interpreter_process) what os.fork's child does (PyOS_AfterFork_Child: the GIL and the thread
+// states made anew, the import lock, os.register_at_fork's child hooks such as random's reseeding).
 class TaskGil {
  public:
   TaskGil() : state_(PyGILState_Ensure()) {
@@ -66,7 +67,18 @@ class PythonFunction {
 
 }  // namespace
 
-void note_interpreter_process() { interpreter_process = getpid(); }
+void note_interpreter_process() {
+  interpreter_process = getpid();
+  // A task process starts its interpreter at once (TaskGil), before its first task comes.
+  fiber::detail::set_task_process_start([] {
+    TaskGil started;
+    static PythonFunction warm_up("fiber._calls", "warm_up");
+    try {
+      warm_up();
+    } catch (const std::exception&) {  // only slower: the initializer does the same and reports
+    }
+  });
+}
 
 std::string fiber_python_call(std::string call) {
   TaskGil gil;

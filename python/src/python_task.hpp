@@ -27,9 +27,9 @@ std::string fiber_python_reduce_item(const std::string& call);
 // reduction folds them (task processes, and the master for the nodes' values).
 std::string fiber_python_combine(const std::string& left, const std::string& right);
 
-// Records this process as the one whose interpreter is sound: a task that runs in another
-// (a task process, which fiber forks from the worker in C++, not through os.fork) first repairs
-// the interpreter as os.fork's child does. Called when the extension loads.
+// Records this process as the one whose interpreter is sound: another (a task process, which
+// fiber forks from the worker in C++, not through os.fork) repairs the interpreter as os.fork's
+// child does, as soon as it starts. Called when the extension loads.
 void note_interpreter_process();
 
 }  // namespace fiber::python

@@ -49,8 +49,11 @@ void Supervisor::serve() {
       backoff_.activity();
       asleep_ = false;
     } else if (chunks_.empty()) {
-      wait_idle(!sent || !queue_.empty() || !results_.empty() || lane_asked_ ||
-                channel_.receiving_body() || relay_.forwarding());
+      const bool under_way = !sent || !queue_.empty() || !results_.empty() || lane_asked_ ||
+                             channel_.receiving_body() || relay_.forwarding();
+      if (under_way || backoff_.quiet() < kSpinBeforeSleep || !start_standby_if_wanted()) {
+        wait_idle(under_way);
+      }
     }
   }
   process_.stop();
@@ -112,10 +115,19 @@ bool Supervisor::take_messages() {
         take_shape(welcome.cpus, welcome.gpus, welcome.threads);
         process_.limit_memory(welcome.memory_limit);
         parked_ = false;
+        standby_wanted_ = false;  // its runs fork a task process if need be
+        // A pool of a shape takes it: a standby forked before has none of it (its binding,
+        // variables, memory limit), so the pool's initializer forks a task process anew.
+        if (standby_ && (!welcome.cpus.empty() || !welcome.gpus.empty() || welcome.threads > 0 ||
+                         welcome.memory_limit > 0)) {
+          process_.stop();
+          standby_ = false;
+        }
         break;
       }
       case MessageKind::run:
         parked_ = false;
+        standby_wanted_ = false;
         for_each_entry(message->body, [this](std::span<const char> entry) {
           hop_trace::mark(hop_trace::Point::worker_received, RunBody(entry).header().chunk_id);
           queue_.add_from_master(entry);
@@ -193,10 +205,27 @@ void Supervisor::park() {
   lane_asked_.reset();
   lane_replayed_ = false;
   lent_.reset();
+  // A worker whose pool ran tasks in a task process gets a fresh one for the next pool.
+  standby_wanted_ = process_.running() || standby_;
   process_.stop();
+  standby_ = false;
   replays_.clear();
   malloc_trim(0);
   parked_ = true;
+}
+
+bool Supervisor::start_standby_if_wanted() {
+  if (!standby_wanted_) return false;
+  standby_wanted_ = false;
+  try {
+    process_.start();
+    tasks_in_process_ = 0;
+    standby_ = true;
+  } catch (const Error& error) {  // tried again when the next pool's first run comes
+    log::warn("worker {}: no task process to stand by while parked ({})", this_process().id,
+              error.what());
+  }
+  return true;
 }
 
 void Supervisor::wait_idle(bool under_way) {

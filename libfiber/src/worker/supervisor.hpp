@@ -105,6 +105,8 @@ class Supervisor {
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
   // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park();
+  // Forks the standby task process (standby_) if one is wanted; whether it did.
+  bool start_standby_if_wanted();
   // Waits for something to happen, nothing running here: polls, yields, then sleeps (on the
   // doorbell when nothing is under way without the master: `under_way`).
   void wait_idle(bool under_way);
@@ -162,6 +164,13 @@ class Supervisor {
   Replays replays_;  // the pool's initializer and broadcast calls, for new task processes
   TaskProcess process_;
   std::uint32_t tasks_in_process_ = 0;  // chunks of tasks sent to the running task process
+  // The running task process was forked while this worker was parked and has been given nothing
+  // since: the next pool's initializer goes to it instead of a new fork, which a parked worker's
+  // reuse then does not wait for (a Python task process's fork and start took most of a reused
+  // Pool()'s 6 ms). Forked once a parked worker is quiet (standby_wanted_), not at the park: a
+  // pool that comes at once would wait for that fork instead.
+  bool standby_ = false;
+  bool standby_wanted_ = false;
   ItemRunner runner_;
   // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
   std::optional<BusyHeartbeat> busy_heartbeat_;

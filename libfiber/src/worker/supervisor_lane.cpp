@@ -42,6 +42,7 @@ bool Supervisor::open_lane() {
     }
   }
   lane_replayed_ = false;
+  standby_ = false;  // the master's from now on
   process_.lend();
   channel_.send(LaneAnswer::lent(lane, process_.memory_fd(), doorbell_->lent_fd()));
   const auto now = Clock::now();

@@ -35,8 +35,8 @@ bool Supervisor::start_queued() {
     if (!chunks_.empty() && (!isolated || (flags & kRunInitializer) || !fits_ring())) break;
     Bytes body = queue_.pop_front();
     started = true;
-    if (flags & kRunInitializer) {  // a new pool: a fresh task process
-      process_.stop();
+    if (flags & kRunInitializer) {  // a new pool: a fresh task process, the standby if alive
+      if (!standby_ || process_.wait_for_death(std::chrono::milliseconds(0))) process_.stop();
       replays_.clear();
     }
     if (!isolated) {
@@ -64,12 +64,14 @@ bool Supervisor::fits_ring() const {
 void Supervisor::start_task_process(std::optional<std::uint64_t> lane) {
   process_.start();
   tasks_in_process_ = 0;
+  standby_ = false;
   for (auto entry : replays_.to_replay(lane)) {
     send_to_child(Bytes(entry.begin(), entry.end()), /*silent=*/true);
   }
 }
 
 void Supervisor::send_to_child(Bytes body, bool silent) {
+  standby_ = false;
   auto header = RunBody(body).header();
   hop_trace::mark(hop_trace::Point::worker_forwarded, header.chunk_id);
   chunks_.add(header, silent, Clock::now());

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "fiber/detail/task_process_start.hpp"
 #include "fiber/errors.hpp"
 #include "trace/hop_trace.hpp"
 #include "wire/exit_status.hpp"
@@ -24,6 +25,9 @@
 
 namespace fiber::detail {
 namespace {
+
+// set_task_process_start's function.
+void (*task_process_start)() = nullptr;
 
 using namespace std::chrono_literals;
 
@@ -94,6 +98,7 @@ constexpr auto kTraceWriteWait = 1000ms;
     }
     std::set_new_handler(&over_memory_limit);
   }
+  if (task_process_start) task_process_start();
 
   ItemRunner runner;
   task_frames::ChunkReader chunks(in);
@@ -148,6 +153,8 @@ constexpr auto kTraceWriteWait = 1000ms;
 }
 
 }  // namespace
+
+void set_task_process_start(void (*start)()) { task_process_start = start; }
 
 void TaskProcess::start() {
   // A memory of its own: the master may still hold the last child's, and write into it.
