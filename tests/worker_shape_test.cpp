@@ -6,11 +6,13 @@
 #include <fiber/fiber.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/shape_tasks.hpp"
@@ -24,6 +26,8 @@ using fiber_test::seen_by_task;
 constexpr std::uint64_t kMiB = 1 << 20;
 // Long enough that each idle worker of a pool takes one item of a map before any is free again.
 constexpr int kHoldMs = 300;
+// Well past the quiet time after which a parked worker forks its standby task process (10 ms).
+constexpr auto kStandbyForms = std::chrono::milliseconds(200);
 
 enum Seen { kHost, kTaskCpus, kWorkerCpus, kThreads, kDevices, kWorkerPid };
 
@@ -134,10 +138,42 @@ TEST(WorkerShape, ParkedWorkersGoOnlyToPoolsOfTheirShape) {
     auto seen = seen_by_each_worker(plain);
     for (const auto& one : seen) EXPECT_EQ(one[kThreads], "-");  // told nothing
   }
+  // Parked and quiet, the workers fork standby task processes (before they know their next
+  // cores): the next pool of the shape must not run in them.
+  std::this_thread::sleep_for(kStandbyForms);
   fiber::Pool again({.processes = 2, .shape = {.cores = 1}});
   std::set<long> taken_back;
   for (const auto& worker : again.workers()) taken_back.insert(worker.pid);
   EXPECT_EQ(taken_back, bound_workers) << "the parked workers of that shape, not new ones";
+  std::set<int> bound;
+  for (const auto& seen : seen_by_each_worker(again)) {
+    EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "a task process bound elsewhere";
+    EXPECT_EQ(numbers_in(seen[kTaskCpus]).size(), 1u) << seen[kTaskCpus];
+    bound.merge(numbers_in(seen[kTaskCpus]));
+  }
+  EXPECT_EQ(bound.size(), 2u) << "two workers on one core";
+}
+
+TEST(WorkerShape, AParkedWorkerGivenOtherCoresRunsItsTasksOnThem) {
+  const fiber::WorkerShape one_core{.cores = 1};
+  long first = 0;
+  std::string first_cpus;
+  {
+    fiber::Pool pool({.processes = 1, .shape = one_core});
+    auto seen = seen_by_each_worker(pool);
+    first = std::stol(seen.at(0)[kWorkerPid]);
+    first_cpus = seen.at(0)[kTaskCpus];
+  }
+  std::this_thread::sleep_for(kStandbyForms);  // its standby forms, bound to first_cpus
+  // Another shape takes that core meanwhile (the parked worker holds none)...
+  fiber::Pool other({.processes = 1, .shape = {.cores = 1, .memory_bytes = 512 * kMiB}});
+  EXPECT_EQ(seen_by_each_worker(other).at(0)[kTaskCpus], first_cpus);
+  // ...so the parked worker, taken back, is given the other core, and runs its tasks there.
+  fiber::Pool again({.processes = 1, .shape = one_core});
+  ASSERT_EQ(again.workers().at(0).pid, first);
+  auto seen = seen_by_each_worker(again).at(0);
+  EXPECT_NE(seen[kWorkerCpus], first_cpus);
+  EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "its task process was bound before";
 }
 
 TEST(WorkerShape, AnActorPoolAndALearnerPoolRunAtOnce) {
