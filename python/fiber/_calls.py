@@ -14,6 +14,7 @@ so that a numpy array's data is copied once, into the bytes fiber sends, and unp
 received bytes themselves, without a copy.
 """
 
+import ctypes
 import os
 import pickle
 import sys
@@ -175,11 +176,26 @@ def take_master_context(context):
     sys.path[:] = context["sys_path"]
     # The master's variables over the worker's own (MPI's settings of the worker process stay);
     # only those that differ, as each set is a putenv (most are the same: the worker was started
-    # with the master's environment).
+    # with the master's environment). Not those the worker's shape set (fiber.Pool(cores=,
+    # gpus=)): its devices and thread counts are its own. The worker set them after this
+    # interpreter read its environment, so they are read from the C library's.
+    own = set(_c_getenv("FIBER_SHAPE_VARIABLES").split(",")) - {""}
     environ = os.environ
     for name, value in context["environ"].items():
-        if environ.get(name) != value:
+        if name not in own and environ.get(name) != value:
             environ[name] = value
+    for name in own:
+        value = _c_getenv(name)
+        if value and environ.get(name) != value:
+            environ[name] = value
+
+
+def _c_getenv(name):
+    """A variable of the process's environment as C libraries see it ("" if not set)."""
+    libc = ctypes.CDLL(None)
+    libc.getenv.restype = ctypes.c_char_p
+    value = libc.getenv(name.encode())
+    return value.decode() if value else ""
 
 
 def encode_initializer(initializer, initargs):

@@ -12,7 +12,7 @@ import numbers
 import operator
 import warnings
 
-from fiber import _broadcasts, _calls, _fiber, _reductions, _runtime, timeouts
+from fiber import _broadcasts, _calls, _fiber, _reductions, _runtime, _shape, timeouts
 from fiber.exceptions import FiberError, PoolClosed
 from fiber.pool_stats import PoolStats, WorkerInfo
 
@@ -177,7 +177,10 @@ class Pool:
     often an item whose task process crashed or timed out runs again; task_timeout, the longest
     an item may run (None: no limit); worker_timeout, how long a busy worker may be silent
     before it is taken for dead; max_workers > 0 autoscales between min_workers and
-    max_workers, parking a worker idle for scale_down_after."""
+    max_workers, parking a worker idle for scale_down_after. What each worker needs
+    (fiber::WorkerShape; Uber Fiber's @meta, Ray's num_cpus/num_gpus): cores, bound to it and
+    told to its thread pools (0: one slot, not bound); memory, its task process's limit in bytes
+    or a string like "8GiB" (0 or None: none); gpus, devices of its node it gets to itself."""
 
     def __init__(
         self,
@@ -192,6 +195,9 @@ class Pool:
         min_workers=0,
         max_workers=0,
         scale_down_after=5.0,
+        cores=0,
+        memory=None,
+        gpus=0,
     ):
         if processes is not None and processes < 1:
             raise ValueError("Number of processes must be at least 1")
@@ -210,6 +216,7 @@ class Pool:
         }
         if sizes["max_workers"] > 0 and sizes["min_workers"] > sizes["max_workers"]:
             raise ValueError("autoscaling needs min_workers <= max_workers")
+        shape = _shape.worker_shape(cores, memory, gpus)
         times_ms = {
             "task_timeout_ms": 0
             if task_timeout is None
@@ -228,6 +235,7 @@ class Pool:
             maxtasksperchild,
             **sizes,
             **times_ms,
+            **shape,
         )
         self._broadcasts = _broadcasts.Latest()
         self._deadline_per_item = task_timeout is not None

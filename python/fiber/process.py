@@ -20,7 +20,7 @@ import traceback
 
 import cloudpickle
 
-from fiber import _calls, _fiber, _runtime, connection
+from fiber import _calls, _fiber, _runtime, _shape, connection
 
 # How long a wait for the child's pid waits in one call before it looks whether the child ended
 # without saying it (its run never began).
@@ -92,9 +92,22 @@ def active_children():
 
 
 class Process:
-    """multiprocessing.Process, run once in a worker's task process (see the module's text)."""
+    """multiprocessing.Process, run once in a worker's task process (see the module's text). fiber's
+    own options after the `*`: what its worker needs, as fiber.Pool's cores, memory and gpus."""
 
-    def __init__(self, group=None, target=None, name=None, args=(), kwargs={}, *, daemon=None):
+    def __init__(
+        self,
+        group=None,
+        target=None,
+        name=None,
+        args=(),
+        kwargs={},
+        *,
+        daemon=None,
+        cores=0,
+        memory=None,
+        gpus=0,
+    ):
         assert group is None, "group argument must be None for now"
         self._identity = next(_counter)
         self._parent_pid = os.getpid()
@@ -110,6 +123,7 @@ class Process:
         self._kwargs = dict(kwargs)
         self._name = name or f"{type(self).__name__}-{self._identity}"
         self._daemon = bool(daemon)
+        self._shape = _shape.worker_shape(cores, memory, gpus)
 
     def run(self):
         """What the child runs; a subclass may override it."""
@@ -132,7 +146,7 @@ class Process:
             (_calls.master_context(), (_current.name, os.getpid()), process_bytes),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
-        process = _fiber.Process(payload)
+        process = _fiber.Process(payload, **self._shape)
         connection.hold_read_ends(ends)
         try:
             process.start()

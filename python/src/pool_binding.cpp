@@ -71,7 +71,8 @@ std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initiali
                                       std::optional<int> maxtasksperchild, int max_retries,
                                       std::int64_t task_timeout_ms, std::int64_t worker_timeout_ms,
                                       int min_workers, int max_workers,
-                                      std::int64_t scale_down_after_ms) {
+                                      std::int64_t scale_down_after_ms, int cores, int gpus,
+                                      std::uint64_t memory_bytes) {
   return std::make_unique<PythonPool>(
       PoolOptions{.processes = processes,
                   .initializer = fiber::call(&fiber_python_initializer, initializer),
@@ -81,7 +82,8 @@ std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initiali
                   .worker_timeout = milliseconds(worker_timeout_ms),
                   .min_workers = min_workers,
                   .max_workers = max_workers,
-                  .scale_down_after = milliseconds(scale_down_after_ms)});
+                  .scale_down_after = milliseconds(scale_down_after_ms),
+                  .shape = {.cores = cores, .memory_bytes = memory_bytes, .gpus = gpus}});
 }
 
 // submit(the task fiber_python_call), with a deadline per item if the call has one
@@ -227,7 +229,8 @@ void bind_pool(py::module_& module) {
       .def(py::init(&make_pool), py::arg("processes"), py::arg("initializer"),
            py::arg("maxtasksperchild"), py::arg("max_retries"), py::arg("task_timeout_ms"),
            py::arg("worker_timeout_ms"), py::arg("min_workers"), py::arg("max_workers"),
-           py::arg("scale_down_after_ms"))
+           py::arg("scale_down_after_ms"), py::arg("cores"), py::arg("gpus"),
+           py::arg("memory_bytes"))
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"),
            py::arg("timeout_ms"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"),

@@ -4,6 +4,7 @@
 #include <fiber/process.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,8 +20,11 @@ namespace {
 
 class PythonProcess {
  public:
-  explicit PythonProcess(const std::string& payload)
-      : process_(std::make_unique<Process>(&fiber_python_process, payload)) {}
+  // `payload` to run on a worker of that shape (fiber::WorkerShape).
+  PythonProcess(const std::string& payload, int cores, int gpus, std::uint64_t memory_bytes)
+      : process_(std::make_unique<Process>(&fiber_python_process, payload)) {
+    process_->with_shape({.cores = cores, .memory_bytes = memory_bytes, .gpus = gpus});
+  }
   // The pool inside may wait for the worker: destroyed without the GIL.
   ~PythonProcess() {
     py::gil_scoped_release unlocked;
@@ -66,7 +70,8 @@ Result in_turn_const(PythonProcess& process) {
 void bind_process(py::module_& module) {
   py::class_<PythonProcess>(module, "Process",
                             "fiber::Process running a pickled fiber.Process (its run()).")
-      .def(py::init<const std::string&>(), py::arg("payload"))
+      .def(py::init<const std::string&, int, int, std::uint64_t>(), py::arg("payload"),
+           py::arg("cores"), py::arg("gpus"), py::arg("memory_bytes"))
       .def("start", &in_turn<void, &Process::start>, "Runs it on a worker (spawned if none).")
       .def("join", &PythonProcess::join, py::arg("timeout"), "True once it has ended.")
       .def("is_alive", &in_turn_const<bool, &Process::is_alive>)

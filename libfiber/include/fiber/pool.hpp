@@ -53,6 +53,26 @@ enum class Isolation {
   none,
 };
 
+/// What each worker of a pool needs (Uber Fiber's `@meta(cpu=, memory=, gpu=)`, Ray's
+/// `num_cpus`/`num_gpus`, Dask's `resources=`): fiber::Pool pool({.processes = 8, .shape =
+/// {.cores = 4, .memory_bytes = 8ULL << 30, .gpus = 1}}). A worker is spawned for its shape and
+/// keeps it: a parked worker goes only to a pool of the same shape. docs/guide/elasticity.md,
+/// "Worker shapes", says how each part is enforced.
+struct WorkerShape {
+  /// Cores each worker is bound to, none shared with another shaped worker of its node, each
+  /// counted as a slot; its thread pools are told the number (OMP_NUM_THREADS and the like). 0:
+  /// one slot, not bound, thread pools left alone.
+  int cores = 0;
+  /// Most memory (address space) a worker's task process may use; one that goes over it ends
+  /// alone, its item failing with fiber::WorkerLost naming the limit. 0: no limit.
+  std::uint64_t memory_bytes = 0;
+  /// Devices each worker gets to itself (CUDA_VISIBLE_DEVICES), from its node's list: FIBER_GPUS,
+  /// else Slurm's SLURM_STEP_GPUS or SLURM_JOB_GPUS. 0: none.
+  int gpus = 0;
+  /// Same cores, memory and devices.
+  friend bool operator==(const WorkerShape&, const WorkerShape&) = default;
+};
+
 /// How a Pool is made: Python's Pool arguments and fiber's own. Designated initializers name
 /// what differs from the defaults: fiber::Pool pool({.processes = 8, .task_timeout = 30s}).
 struct PoolOptions {
@@ -86,6 +106,9 @@ struct PoolOptions {
   int max_workers = 0;  ///< autoscaling: the most it grows to; 0: no autoscaling
   std::chrono::milliseconds scale_down_after{
       5'000};  ///< autoscaling: idle time before a worker is parked
+  /// What each worker needs: cores, memory, devices (fiber::WorkerShape); the default asks for
+  /// one slot and nothing else.
+  WorkerShape shape{};
 };
 
 /// Counters of one pool, from its start (pool.stats()).

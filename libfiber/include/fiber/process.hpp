@@ -60,6 +60,9 @@ class FIBER_EXPORT Process {
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
 
+  /// What its worker needs (fiber::WorkerShape: cores, memory, devices), set before start();
+  /// after it, std::logic_error. Bad values throw std::invalid_argument at start(), as Pool's.
+  Process& with_shape(WorkerShape shape);
   /// Runs the function on a worker. A Process starts once: a second start throws
   /// std::logic_error.
   void start();
@@ -99,6 +102,7 @@ class FIBER_EXPORT Process {
   std::shared_ptr<detail::ProcessReadEnds> read_ends_;  ///< the Pipe reading ends it was given
   std::optional<Running> running_;
   std::optional<int> exitcode_;
+  WorkerShape shape_{};  ///< what its worker needs
 };
 
 }  // namespace fiber

@@ -37,6 +37,10 @@ PoolOptions validated(PoolOptions options, int default_size) {
           "on this MPI stack; what is replaced is its task process)");
     }
   }
+  if (options.shape.cores < 0) {
+    throw std::invalid_argument("fiber: shape.cores must be >= 0 (0: one slot, not bound)");
+  }
+  if (options.shape.gpus < 0) throw std::invalid_argument("fiber: shape.gpus must be >= 0");
   if (options.max_workers > 0) {
     if (options.min_workers < 0 || options.min_workers > options.max_workers) {
       throw std::invalid_argument("fiber: autoscaling needs 0 <= min_workers <= max_workers");
@@ -44,7 +48,7 @@ PoolOptions validated(PoolOptions options, int default_size) {
     if (options.processes == 0) options.processes = std::max(options.min_workers, 1);
     options.processes = std::clamp(options.processes, options.min_workers, options.max_workers);
   } else if (options.processes == 0) {
-    options.processes = default_size;
+    options.processes = std::max(1, default_size / std::max(1, options.shape.cores));
   }
   return options;
 }

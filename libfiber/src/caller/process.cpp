@@ -34,10 +34,16 @@ Process::~Process() {
   if (read_ends_) read_ends_->ended();
 }
 
+Process& Process::with_shape(WorkerShape shape) {
+  if (pool_ || exitcode_) throw std::logic_error("fiber: a Process's shape is set before start()");
+  shape_ = shape;
+  return *this;
+}
+
 void Process::start() {
   if (pool_ || exitcode_) throw std::logic_error("fiber: a Process can be started only once");
   // One try: a crash ends the process, as in Python, instead of running the function again.
-  pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1, .max_retries = 0});
+  pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1, .max_retries = 0, .shape = shape_});
   std::vector<detail::PipeChannel> passed;
   {
     detail::ReadEndsPassed collecting;

@@ -10,7 +10,8 @@ namespace fiber::detail {
 PoolSizing::Jobs PoolSizing::grow(const std::shared_ptr<PoolHandle>& pool, int count) {
   Jobs initializers;
   pool->target = static_cast<int>(pool->workers.size()) + count;
-  workers_.make_available(count);  // those missing, in one spawn (as many as there are slots)
+  // Those missing, in one spawn (as many as there are slots).
+  workers_.make_available(count, pool->options.shape);
   while (static_cast<int>(pool->workers.size()) < pool->target) {
     if (auto job = add_worker(pool)) initializers.push_back(std::move(job));
   }

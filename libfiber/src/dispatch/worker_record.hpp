@@ -15,6 +15,7 @@
 #include "dispatch/lane.hpp"
 #include "dispatch/pool_handle.hpp"
 #include "dispatch/scheduled_job.hpp"
+#include "dispatch/worker_placement.hpp"
 #include "fiber/pool.hpp"
 #include "mpi/intercomm.hpp"
 #include "wire/channel.hpp"
@@ -61,6 +62,12 @@ struct Worker {
   // Its task process, reached by the master itself (asked for, or lent): its chunks go there.
   std::unique_ptr<Lane> lane;
   bool lane_refused = false;  // it could not lend one: its chunks go through it
+  // What its node offers shaped workers (its hello); the shape it was spawned for (unbound if it
+  // has cores: it goes only to pools of that shape); what a pool's shape gave it while a pool
+  // holds it (a parked worker holds nothing).
+  NodeOffer node;
+  WorkerShape spawned_for;
+  Placement placement;
 };
 
 // A duration in seconds, for messages about workers (a silence, a wait for a hello).

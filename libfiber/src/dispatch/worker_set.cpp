@@ -10,8 +10,10 @@
 #include <set>
 
 #include "fiber/errors.hpp"
+#include "id_list.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
+#include "run_identity.hpp"
 #include "this_process.hpp"
 #include "wire/messages.hpp"
 
@@ -33,8 +35,10 @@ bool lanes_wanted() {
 WorkerSet::WorkerSet(WorkerSpawner spawner)
     : spawner_(std::move(spawner)), master_host_(this_process().host), lanes_(lanes_wanted()) {}
 
-void WorkerSet::make_available(int count) {
-  int missing = count - static_cast<int>(parked_.size());
+void WorkerSet::make_available(int count, const WorkerShape& shape) {
+  int missing = count - static_cast<int>(std::count_if(parked_.begin(), parked_.end(), [&](int id) {
+                  return workers_[id]->spawned_for == shape;
+                }));
   if (missing <= 0) return;
   if (auto node = node_in_doubt()) {
     throw SpawnError(fmt::format(
@@ -43,14 +47,31 @@ void WorkerSet::make_available(int count) {
         "job; the pools go on with the workers they have",
         *node));
   }
-  int live = 1 + static_cast<int>(std::count_if(workers_.begin(), workers_.end(),
-                                                [](const auto& w) { return !w->dead; }));
+  int live = 1;  // slots taken: the master's, and each live worker's
+  for (const auto& worker : workers_) {
+    if (!worker->dead) live += slots_of(worker->spawned_for);
+  }
   // Without slots for all, as many as fit (then the next join says why no more can start).
   auto free = WorkerSpawner::free_slots(live);
-  if (free && *free > 0) missing = std::min(missing, *free);
-  for (auto& spawned : spawner_.spawn(static_cast<int>(workers_.size()), missing, live)) {
-    adopt(std::move(spawned));
+  if (free && *free >= slots_of(shape)) missing = std::min(missing, *free / slots_of(shape));
+  for (auto& spawned : spawner_.spawn(static_cast<int>(workers_.size()), missing, live, shape)) {
+    spawned.worker->spawned_for = shape;
+    int id = adopt(std::move(spawned));
+    workers_[id]->channel.send(Welcome{id, run_identity(), "", "", 0, 0});
   }
+}
+
+std::optional<Placement> WorkerSet::place_on_its_node(const Worker& worker,
+                                                      const WorkerShape& shape,
+                                                      std::string& missing) const {
+  std::vector<const Placement*> taken;  // by the workers that pools hold on its node
+  for (const auto& other : workers_) {
+    if (other.get() != &worker && !other->dead && !other->parked &&
+        other->info.host == worker.info.host) {
+      taken.push_back(&other->placement);
+    }
+  }
+  return place(shape, worker.node, taken, missing);
 }
 
 std::optional<std::string> WorkerSet::node_in_doubt() {
@@ -67,10 +88,40 @@ std::optional<std::string> WorkerSet::node_in_doubt() {
 }
 
 int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
-  make_available(1);
-  int id = parked_.back();
-  parked_.pop_back();
+  const WorkerShape& shape = pool->options.shape;
+  make_available(1, shape);
+  // The latest parked worker of the pool's shape whose node has what the shape needs free.
+  std::set<std::string> missing;
+  std::optional<Placement> placement;
+  auto chosen = parked_.rbegin();
+  for (; chosen != parked_.rend(); ++chosen) {
+    const Worker& candidate = *workers_[*chosen];
+    if (candidate.spawned_for != shape) continue;
+    if (shape == WorkerShape{}) {  // takes nothing of its node: no need to look at the others
+      placement = Placement{};
+      break;
+    }
+    std::string why;
+    placement = place_on_its_node(candidate, shape, why);
+    if (placement) break;
+    missing.insert(why);
+  }
+  if (!placement) {
+    throw SpawnError(fmt::format(
+        "fiber: no worker of {} can start: {}; ask for fewer workers or less per worker",
+        describe(shape), fmt::join(missing, "; ")));
+  }
+  int id = *chosen;
+  parked_.erase(std::next(chosen).base());
   Worker& worker = *workers_[id];
+  worker.placement = std::move(*placement);
+  if (shape != WorkerShape{}) {  // (a worker of the default shape takes nothing)
+    const Placement& given = worker.placement;
+    worker.channel.send(Welcome{id, run_identity(), format_id_list(given.cpus),
+                                format_id_list(given.gpus), static_cast<std::uint32_t>(shape.cores),
+                                shape.memory_bytes});
+    sending_.push(id);
+  }
   worker.pool = pool;
   worker.parked = false;
   worker.idle_since = Clock::now();  // (a spawn may have taken a while)

@@ -49,13 +49,18 @@ class WorkerSet {
   int count() const { return count_.load(); }
   int parked_count() const { return parked_count_.load(); }
 
-  // Makes `count` workers parked, spawning those missing with one spawn, or as many as the slots
-  // take (fiber::SpawnError if none can start, or while a node may be lost: node_in_doubt()).
-  void make_available(int count);
-  // A worker for `pool`: a parked one, else a new one (fiber::SpawnError if none can start).
+  // Makes `count` workers of `shape` parked, spawning those missing with one spawn, or as many
+  // as the slots take (fiber::SpawnError if none can start, while a node may be lost:
+  // node_in_doubt(), or if a new worker's node cannot hold its shape: worker_placement.hpp).
+  void make_available(int count, const WorkerShape& shape = {});
+  // A worker of `pool`'s shape for it, a parked one else a new one, given what the shape needs
+  // of its node's cores and devices that no worker a pool holds there has (worker_placement.hpp;
+  // told by a second Welcome). fiber::SpawnError if none can start or no such worker's node has
+  // what the shape needs free, naming what is missing.
   int join(const std::shared_ptr<PoolHandle>& pool);
   // Takes a started worker (the spawner's) into the set, parked; its id.
   int adopt(WorkerSpawner::Spawned spawned);
+
   // Takes a worker from its pool; it parks once its chunks in flight are answered.
   void leave_pool(int id);
   void park_if_drained(int id);
@@ -122,6 +127,9 @@ class WorkerSet {
   static constexpr auto kDispatcherStall = std::chrono::seconds(1);
 
  private:
+  // What `shape` needs of `worker`'s node, if the node has it free (else `missing` says why).
+  std::optional<Placement> place_on_its_node(const Worker& worker, const WorkerShape& shape,
+                                             std::string& missing) const;
   // A sibling's stand-in for a relayed broadcast: its chunk id, still unanswered while it waits.
   struct RelayedChunk {
     int sibling;

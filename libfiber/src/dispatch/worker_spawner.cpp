@@ -12,11 +12,11 @@
 #include "dispatch/spawn_resources.hpp"
 #include "dispatch/spawn_watchdog.hpp"
 #include "fiber/errors.hpp"
+#include "id_list.hpp"
 #include "launch_defaults.hpp"
 #include "log.hpp"
 #include "mpi/error.hpp"
 #include "mpi/info.hpp"
-#include "run_identity.hpp"
 #include "this_process.hpp"
 #include "wire/messages.hpp"
 #include "wire/worker_doorbell.hpp"
@@ -34,14 +34,22 @@ constexpr auto kHelloPoll = 1ms;
 // Without oversubscription, the slots are checked first: after a spawn that failed for want of
 // slots, Open MPI 4.1's mpirun never exits (docs/platform.md, "Slots and oversubscription"). (A
 // singleton reports a universe of 1; there MPI itself says no.)
-void check_free_slots(int first_id, int count, int live) {
+void check_free_slots(int first_id, int count, int live, const WorkerShape& shape) {
   auto free = WorkerSpawner::free_slots(live);
-  if (!free || count <= *free) return;
+  const int each = slots_of(shape);
+  if (!free || count * each <= *free) return;
   int slots = live + *free;
+  if (each > 1) {
+    throw SpawnError(fmt::format(
+        "fiber: cannot start worker {}: a worker of {} takes {} slots, and the job has {} slots "
+        "of which {} are taken (the master and its workers); ask for fewer processes or cores, "
+        "or a larger allocation",
+        first_id + std::max(0, *free / each), describe(shape), each, slots, live));
+  }
   throw SpawnError(fmt::format(
-      "fiber: cannot start worker {}: the job has {} slots and {} are taken (the master and {} "
+      "fiber: cannot start worker {}: the job has {} slots and {} are taken (the master and its "
       "workers); ask for fewer processes, a larger allocation, or set FIBER_OVERSUBSCRIBE=1",
-      first_id + std::max(0, *free), slots, live, live - 1));
+      first_id + std::max(0, *free), slots, live));
 }
 
 }  // namespace
@@ -61,14 +69,18 @@ WorkerSpawner::WorkerSpawner(std::vector<std::string> worker_argv, std::string w
       executable_(worker_program.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                          : std::move(worker_program)) {}
 
-std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count, int live) {
-  check_free_slots(first_id, count, live);
+std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count, int live,
+                                                         const WorkerShape& shape) {
+  check_free_slots(first_id, count, live, shape);
   check_spawn_resources(first_id, count, live);
   std::vector<char*> argv;
   for (const auto& argument : worker_argv_) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   mpi::Info info;
   if (oversubscription_allowed()) info.set("map_by", ":OVERSUBSCRIBE");
+  // A worker bound to cores binds itself (worker_placement.hpp): Open MPI must not bind it to
+  // one core first (its default for small jobs), so that it sees, and offers, its node's CPUs.
+  if (shape.cores > 0) info.set("bind_to", "none");
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<int> spawn_errors(static_cast<std::size_t>(count), MPI_SUCCESS);
   int rc = MPI_SUCCESS;
@@ -128,6 +140,7 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
       auto said = decode_message<Hello>(hello->body);
       worker->info.pid = static_cast<long>(said.pid);
       worker->info.host = std::move(said.host);
+      worker->node = {worker->info.host, parse_id_list(said.cpus), parse_id_list(said.gpus)};
       worker->channel.ring_when_quiet(WorkerDoorbellRing::to(
           static_cast<std::uint16_t>(said.doorbell_port), said.doorbell_addresses,
           worker->info.host == this_process().host));
@@ -145,10 +158,7 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
     }
     if (!any) backoff.pause();
   }
-  for (auto& [worker, request] : spawned) {
-    worker->channel.send(Welcome{worker->info.id, run_identity()});
-    worker->last_heard = Clock::now();
-  }
+  for (auto& [worker, request] : spawned) worker->last_heard = Clock::now();
   log::debug("started workers {} to {} with one spawn", first_id, first_id + count - 1);
   return spawned;
 }

@@ -26,11 +26,12 @@ class WorkerSpawner {
     std::unique_ptr<Worker> worker;
     MPI_Request receive;  // its first receive, posted: the caller owns it from now on
   };
-  // Starts workers `first_id` .. `first_id + count - 1` with one MPI_Comm_spawn while `live`
-  // processes of the job run (the master included) and waits for their hellos; fiber::SpawnError
-  // if they cannot be started or one does not answer.
-  std::vector<Spawned> spawn(int first_id, int count, int live);
-  // How many more workers the job's slots take while `live` processes run; nothing if there is
+  // Starts workers `first_id` .. `first_id + count - 1` of `shape` with one MPI_Comm_spawn while
+  // the job's live processes take `live` slots (the master included) and waits for their
+  // hellos; fiber::SpawnError if they cannot be started or one does not answer. The caller
+  // welcomes each (Welcome: its id and what it gets for its shape).
+  std::vector<Spawned> spawn(int first_id, int count, int live, const WorkerShape& shape);
+  // How many more slots the job has while its live processes take `live`; nothing if there is
   // no limit (oversubscription allowed, or a singleton, where MPI itself says no).
   static std::optional<int> free_slots(int live);
 

@@ -25,16 +25,21 @@
 
 namespace fiber::detail {
 
-// worker -> master, once started: who it is, and where its doorbell is (worker_doorbell.hpp: a
-// UDP port, 0 for none, and the host's IPv4 addresses, dotted and space-separated).
+// worker -> master, once started: who it is, where its doorbell is (worker_doorbell.hpp: a
+// UDP port, 0 for none, and the host's IPv4 addresses, dotted and space-separated), and what its
+// node offers shaped workers (worker_shape.hpp): the CPUs it may run on and the node's devices,
+// each a list of numbers ("0-3,8" and "0,1").
 struct Hello {
   static constexpr MessageKind kind = MessageKind::hello;
   std::int64_t pid;
   std::string host;
   std::uint32_t doorbell_port;
   std::string doorbell_addresses;
+  std::string cpus;
+  std::string gpus;
   static auto fields(auto& hello) {
-    return std::tie(hello.pid, hello.host, hello.doorbell_port, hello.doorbell_addresses);
+    return std::tie(hello.pid, hello.host, hello.doorbell_port, hello.doorbell_addresses,
+                    hello.cpus, hello.gpus);
   }
 };
 
@@ -47,13 +52,22 @@ struct Shutdown {
   static auto fields(auto& shutdown) { return std::tie(shutdown.disconnect); }
 };
 
-// master -> worker, once every worker of its spawn said hello: the worker's id, and the run's
-// identity (it names NodeArray segments).
+// master -> worker, once every worker of its spawn said hello: the worker's id, the run's
+// identity (it names NodeArray segments), and its shape's part (worker_shape.hpp): the CPUs it
+// is bound to and the devices it gets (lists, empty: none), the threads its thread pools are
+// told (0: left alone) and its task process's memory limit in bytes (0: none).
 struct Welcome {
   static constexpr MessageKind kind = MessageKind::welcome;
   std::int32_t id;
   std::string run_identity;
-  static auto fields(auto& welcome) { return std::tie(welcome.id, welcome.run_identity); }
+  std::string cpus;
+  std::string gpus;
+  std::uint32_t threads;
+  std::uint64_t memory_limit;
+  static auto fields(auto& welcome) {
+    return std::tie(welcome.id, welcome.run_identity, welcome.cpus, welcome.gpus, welcome.threads,
+                    welcome.memory_limit);
+  }
 };
 
 // master -> worker: kill the lane's task process if it still runs item `item` of chunk `chunk`

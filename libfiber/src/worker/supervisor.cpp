@@ -18,12 +18,14 @@
 #include "wire/messages.hpp"
 #include "wire/result_entry.hpp"
 #include "worker/worker.hpp"
+#include "worker/worker_shape.hpp"
 
 namespace fiber::detail {
 
 void Supervisor::serve() {
   channel_.send(Hello{getpid(), this_process().host, doorbell_when_idle_.port(),
-                      WorkerDoorbell::host_addresses()});
+                      WorkerDoorbell::host_addresses(), offered_cpus(),
+                      offered_gpus(this_process().host)});
   channel_.post_receive(request_.get());
   while (!stopping_) {
     if (channel_.failure()) lost_master();
@@ -110,8 +112,17 @@ bool Supervisor::take_messages() {
         auto welcome = decode_message<Welcome>(message->body);
         this_process().id = welcome.id;
         set_run_identity(welcome.run_identity);
+        take_shape(welcome.cpus, welcome.gpus, welcome.threads);
+        process_.limit_memory(welcome.memory_limit);
         parked_ = false;
         standby_wanted_ = false;  // its runs fork a task process if need be
+        // A pool of a shape takes it: a standby forked before has none of it (its binding,
+        // variables, memory limit), so the pool's initializer forks a task process anew.
+        if (standby_ && (!welcome.cpus.empty() || !welcome.gpus.empty() || welcome.threads > 0 ||
+                         welcome.memory_limit > 0)) {
+          process_.stop();
+          standby_ = false;
+        }
         break;
       }
       case MessageKind::run:

@@ -1,9 +1,11 @@
 #include "worker/task_process.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,7 +13,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
+#include <string_view>
 
 #include "fiber/detail/task_process_start.hpp"
 #include "fiber/errors.hpp"
@@ -48,11 +52,30 @@ constexpr auto kRoomWait = 200us;
 // lane"). It yields between looks, and a worker's own task process keeps Ring::kSpin: there the
 // worker needs the core to pass the chunk on.
 constexpr auto kLentSpin = 1ms;
+// A shaped pool's memory limit (fiber::WorkerShape::memory_bytes) is the task process's
+// RLIMIT_DATA: its heap and private writable mappings, where malloc's large blocks go, and not
+// the address space that Open MPI, UCX and their libraries reserve without using it
+// (RLIMIT_AS), which the worker's fork inherits (docs/platform.md, "A task process's memory
+// limit"). cgroups would limit its resident memory instead, but need a delegated hierarchy.
+constexpr int kMemoryLimit = RLIMIT_DATA;
+// How a task process ends when an allocation of its task fails at the limit (its new_handler):
+// the worker then names the limit. A task that calls exit with this status under a limit is
+// reported the same way.
+constexpr int kOverMemoryLimitExit = 251;
 // How long a stopped task process may take to write its hop marks (trace/hop_trace.hpp).
 constexpr auto kTraceWriteWait = 1000ms;
 
+// A C++ allocation failed at the task process's memory limit: the process ends alone, and its
+// worker reports the limit (TaskProcess::reap). Writes with write(2): nothing may allocate here.
+[[noreturn]] void over_memory_limit() {
+  constexpr std::string_view kSaid = "fiber: a task process went over its memory limit\n";
+  [[maybe_unused]] auto written = write(STDERR_FILENO, kSaid.data(), kSaid.size());
+  _exit(kOverMemoryLimitExit);
+}
+
 // The child: reads chunks, runs their items, writes their records. Never returns.
-[[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out, TaskProgress& progress) {
+[[noreturn]] void serve_chunks(task_ring::Ring& in, task_ring::Ring& out, TaskProgress& progress,
+                               std::uint64_t memory_limit) {
   // Open MPI's handlers print its own crash report; a task's crash is ours to report. And the
   // child must not outlive its worker.
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGPIPE}) {
@@ -67,6 +90,14 @@ constexpr auto kTraceWriteWait = 1000ms;
   // ends this process and those it started, not its worker; the worker ends them all together.
   setpgid(0, 0);
   hop_trace::forget_inherited();
+  if (memory_limit > 0) {
+    rlimit limit{memory_limit, memory_limit};
+    if (setrlimit(kMemoryLimit, &limit) != 0) {
+      std::fprintf(stderr, "fiber: cannot limit a task process's memory to %llu bytes: %s\n",
+                   static_cast<unsigned long long>(memory_limit), std::strerror(errno));
+    }
+    std::set_new_handler(&over_memory_limit);
+  }
   if (task_process_start) task_process_start();
 
   ItemRunner runner;
@@ -136,7 +167,8 @@ void TaskProcess::start() {
   if (pid < 0) fail("fork");
   if (pid == 0) {
     death_pipe->read.reset();
-    serve_chunks(memory_->down(), memory_->up(), memory_->progress());  // keeps the write end open
+    // (keeps the write end open)
+    serve_chunks(memory_->down(), memory_->up(), memory_->progress(), memory_limit_);
   }
   setpgid(pid, pid);
   pid_ = pid;
@@ -149,7 +181,12 @@ std::string TaskProcess::reap() {
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  return describe_wait_status(status);
+  std::string how = describe_wait_status(status);
+  if (memory_limit_ > 0 && WIFEXITED(status) && WEXITSTATUS(status) == kOverMemoryLimitExit) {
+    how += fmt::format(" (over its memory limit of {} bytes, the pool's shape.memory_bytes)",
+                       memory_limit_);
+  }
+  return how;
 }
 
 void TaskProcess::stop() {

@@ -68,6 +68,9 @@ class TaskProcess {
   bool wait_for_death(std::chrono::milliseconds timeout, int wakes = -1) const;
   // Reaps a child that died: how it ended.
   std::string death() { return reap(); }
+  // Children started from now on may use at most `bytes` of memory (0: no limit): see
+  // task_process.cpp, kMemoryLimit.
+  void limit_memory(std::uint64_t bytes) { memory_limit_ = bytes; }
 
  private:
   bool child_gone() const;
@@ -78,7 +81,8 @@ class TaskProcess {
   posix::UniqueFd from_child_;  // written by nobody: its end of file says that the child is gone
   // The running child's progress page and rings, made fresh for each child.
   std::optional<TaskMemory> memory_;
-  Bytes taken_while_sending_;  // answers read while send() waited for room
+  Bytes taken_while_sending_;       // answers read while send() waited for room
+  std::uint64_t memory_limit_ = 0;  // the children's, in bytes (0: none)
 };
 
 }  // namespace fiber::detail

@@ -70,23 +70,31 @@ TEST(Messages, EachStructSaysItsKind) {
 }
 
 TEST(Messages, HelloRoundTripsAndOnlyWhole) {
-  Hello hello = decode_message<Hello>(
-      encode_message(Hello{-1234567890123, kLongText, 54321, "10.0.0.7 127.0.0.1"}));
+  Hello hello = decode_message<Hello>(encode_message(
+      Hello{-1234567890123, kLongText, 54321, "10.0.0.7 127.0.0.1", "0,1,2,3", "4,5"}));
   EXPECT_EQ(hello.pid, -1234567890123);
   EXPECT_EQ(hello.host, kLongText);
   EXPECT_EQ(hello.doorbell_port, 54321u);
   EXPECT_EQ(hello.doorbell_addresses, "10.0.0.7 127.0.0.1");
-  EXPECT_EQ(decode_message<Hello>(encode_message(Hello{42, "", 0, ""})).host, "");
-  expect_only_the_whole_decodes(Hello{42, "node7", 1, "10.0.0.7"},
+  EXPECT_EQ(hello.cpus, "0,1,2,3");
+  EXPECT_EQ(hello.gpus, "4,5");
+  EXPECT_EQ(decode_message<Hello>(encode_message(Hello{42, "", 0, "", "", ""})).host, "");
+  expect_only_the_whole_decodes(Hello{42, "node7", 1, "10.0.0.7", "0", ""},
                                 "fiber: a hello message was cut short",
                                 "fiber: a hello message has 1 byte past its end");
 }
 
 TEST(Messages, WelcomeRoundTripsAndOnlyWhole) {
-  Welcome welcome = decode_message<Welcome>(encode_message(Welcome{-3, kLongText}));
+  Welcome welcome =
+      decode_message<Welcome>(encode_message(Welcome{-3, kLongText, "2,3", "1", 2, 8'000'000'000}));
   EXPECT_EQ(welcome.id, -3);
   EXPECT_EQ(welcome.run_identity, kLongText);
-  expect_only_the_whole_decodes(Welcome{7, "run-1"}, "fiber: a welcome message was cut short",
+  EXPECT_EQ(welcome.cpus, "2,3");
+  EXPECT_EQ(welcome.gpus, "1");
+  EXPECT_EQ(welcome.threads, 2u);
+  EXPECT_EQ(welcome.memory_limit, 8'000'000'000u);
+  expect_only_the_whole_decodes(Welcome{7, "run-1", "", "", 0, 0},
+                                "fiber: a welcome message was cut short",
                                 "fiber: a welcome message has 1 byte past its end");
 }
 
