@@ -29,8 +29,8 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 50 minutes on 2 cores; es_scaling 15-25 of them,
-#                               idle_workers about 12)
+#   scripts/bench.sh            the full run (about 55 minutes on 2 cores; es_scaling 15-25 of them,
+#                               idle_workers about 12, ppo_scaling about 7)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
 #   --results DIR               write there instead of benchmarks/results/ (and not the
@@ -51,7 +51,7 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity idle_workers
