@@ -322,7 +322,7 @@ updates = {r["samples"]: r for r in rows if r["kind"] == "update"}
 assert sorted(updates, key=int) == ["64", "128", "1024"], sorted(updates)
 for r in rows:
     assert float(r["update_seconds"]) > 0, r
-    if r["kind"] == "run":
+    if r["kind"] in ("run", "replay"):
         assert float(r["rollout_seconds"]) >= float(r["task_seconds_max"]) >= 64 * 1e-3, r
     else:
         assert float(r["gemm_seconds"]) > 0, r
