@@ -243,7 +243,9 @@ def replay_tables(replays, updates, steps):
              f"update in the {largest['workers']}-worker run within {UPDATE_IN_RUN_TARGET:g}x of "
              f"the update alone: {in_run:.2f}x its CPU: "
              f"{'met' if in_run < UPDATE_IN_RUN_TARGET else 'NOT met'} (its wall "
-             f"{largest['update'] / alone:.2f}x).\n")
+             f"{largest['update'] / alone:.2f}x; its CPU against the {BASELINE_WORKERS}-worker "
+             f"run's update: {largest['update_master_cpu'] / baseline['update_master_cpu']:.2f}x)."
+             "\n")
     return text
 
 
