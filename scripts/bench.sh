@@ -10,7 +10,9 @@
 #                the paper's ES workload projected from them to 4,096 workers
 #   ppo_scaling  fiber-ppo on Humanoid-v5 with a simulated step cost, 1 .. 64 workers on 4 simulated
 #                nodes and 8 on one: rollout and update per iteration, the update alone against the
-#                GEMMs of its shapes, the paper's 256 against 8 workers projected from them
+#                GEMMs of its shapes, the paper's 256 against 8 workers projected from them; then
+#                the paper's iteration (256 slots) run for real on 8 workers of one node, 64 and
+#                256 on 8 simulated nodes, with the CPU of each phase by process from /proc
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
 #   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
 #   idle_workers what workers with nothing to do cost (held, running a long task, parked): CPU and
@@ -27,8 +29,8 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 50 minutes on 2 cores; es_scaling 15-25 of them,
-#                               idle_workers about 12)
+#   scripts/bench.sh            the full run (about 55 minutes on 2 cores; es_scaling 15-25 of them,
+#                               idle_workers about 12, ppo_scaling about 7)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
 #   --results DIR               write there instead of benchmarks/results/ (and not the
@@ -49,7 +51,7 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity idle_workers
@@ -210,7 +212,7 @@ if $quick; then
   hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   idle_workers=(--workers 16 --seconds 3)
-  ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64)
+  ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64 --replay 64 --replay-nodes 4)
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
   large_results_passes=1
@@ -229,7 +231,8 @@ else
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   idle_workers=(--workers 16 64 128 --seconds 10)
-  ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256)
+  ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256 --replay 64 256
+    --replay-nodes 8)
   noise_memory=(--floats 25000000)
   noise_workers=(1 4 16)
   large_results_passes=3
@@ -302,7 +305,7 @@ bench_es_scaling() {
 # PPO scaling (its header comes from ppo_scaling.py --header).
 bench_ppo_scaling() {
   : >"$results/ppo_scaling.csv.tmp"
-  measure ppo_scaling 1200 "$results/ppo_scaling.csv.tmp" $python \
+  measure ppo_scaling 1800 "$results/ppo_scaling.csv.tmp" $python \
     benchmarks/ppo_scaling/ppo_scaling.py "$build" --header "${ppo_scaling[@]}"
   end_csv ppo_scaling
   report ppo_scaling benchmarks/ppo_scaling/report.py

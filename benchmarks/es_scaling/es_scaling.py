@@ -46,6 +46,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import proc_cpu  # noqa: E402
 import simulated_nodes  # noqa: E402
 # name: (environment, hidden sizes); parameters = the MLP's weights and biases.
 POLICIES = {
@@ -62,7 +63,6 @@ COUNTS_FORMAT = f"={3 + len(COUNTERS)}Q"  # magic, pid, the counters, the snapsh
 SNAPSHOT_FORMAT = f"={1 + len(COUNTERS)}Q"  # the master's CPU nanoseconds, the counters
 MAX_SNAPSHOTS = 4096  # kMaxSnapshots in mpi_counts.cpp
 COUNTS_MAGIC = 0x46424D5049434E54
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 HEADER = ("policy,parameters,population,workers,nodes,event,generation,wall_seconds,"
           "master_cpu_seconds,launcher_cpu_seconds," + ",".join(COUNTERS)
           + ",workers_lost,exit_status")
@@ -76,46 +76,6 @@ def count_lost_workers(stream, lost):
         if LOST_WORKER in line:
             lost[0] += 1
         sys.stderr.write(line)
-
-
-def process_cpu_seconds(pid):
-    """utime + stime of `pid` (all its threads, also ended ones), 0 if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def children_by_parent():
-    """{parent pid: [(child pid, command name)]} over the machine's processes."""
-    tree = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                text = stat.read()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        name = text[text.index("(") + 1:text.rindex(")")]
-        parent = int(text.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(parent, []).append((int(entry), name))
-    return tree
-
-
-def launcher_cpu_seconds(mpirun):
-    """CPU time of mpirun and of the node daemons (orted) it started."""
-    tree = children_by_parent()
-    total, pending = process_cpu_seconds(mpirun), [mpirun]
-    while pending:
-        for child, name in tree.get(pending.pop(), []):
-            if name == "orted":
-                total += process_cpu_seconds(child)
-            elif name != "fiber-es":  # the fake ssh's shells lead to the daemons
-                pending.append(child)
-    return total
 
 
 def read_counts(path):
@@ -169,8 +129,8 @@ def run(build, work, policy, workers, nodes, args):
             hosts = line.split(" workers on ", 1)[1].rsplit(", log ", 1)[0]
             nodes = len(set(hosts.split(",")))
             pid, counts, _ = read_counts(counts_path)
-            ready = (time.monotonic() - started, process_cpu_seconds(pid),
-                     launcher_cpu_seconds(process.pid), counts)
+            ready = (time.monotonic() - started, proc_cpu.process_cpu_seconds(pid),
+                     proc_cpu.launcher_cpu_seconds(process.pid, "fiber-es"), counts)
         elif line.startswith("gen "):
             generations.append((int(line.split()[1]), time.monotonic() - started))
             print(f"es_scaling: {policy}, {workers} workers: {line.strip()}", file=sys.stderr,

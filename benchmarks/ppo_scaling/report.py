@@ -21,6 +21,24 @@ bound); the dispatch of the ceil(K / n) - 1 further tasks per worker not counted
 cost is microseconds, a segment's a third of a second); u: the update alone (ppo_update, CPU) at
 K S samples, the same for every n, serial on the master (none overlapped with the rollout).
 Target: T(256) < T(8 on one node) / 2.
+
+The replay (the runs of kind "replay", if any): the same iteration of K slots run for real on the
+8 workers of one node and on N workers of simulated nodes, all on this machine's cores. Measured:
+T(N) = the rollout + the update, wall, as in the run log. The master's update in the run against
+the update alone: its CPU (the master's from /proc over the update; fiber's doing if it is more)
+and its wall (what else took the cores meanwhile: the job's other processes, and the machine's
+busy time from /proc/stat, other jobs' included). With the simulators' CPU taken out: the cores
+are shared by the N simulators here, where the paper's cluster gave each its own, so the rollout
+is counted as on a core per worker:
+
+    R'(N) = R(N) - W(N) + ceil(K / N) S (s + c_sim),   c_sim = C_tasks / (K S)
+
+W(N): the busiest worker's segments' own seconds (wall, in the tasks log), replaced by what they
+take on a core of their own: s the sleep per step, c_sim the CPU of a step in the task processes
+(the simulator and the policy: their CPU over the rollout from /proc, C_tasks, per step); R - W:
+the rollout's time outside the segments (broadcast, dispatch, gathering) as measured here, upper
+bound; T'(N) = R'(N) + the master's CPU over the update in the run (the update on a core of its
+own: the other jobs of this machine took the cores at times).
 """
 
 import math
@@ -38,6 +56,10 @@ FIELDS = ("kind", "workers", "nodes", "iteration", "samples", "step_sleep_us", "
 BASELINE_WORKERS = 8  # the paper's multiprocessing pool on one machine
 TARGET_RATIO = 0.5    # T(256) under half the baseline's
 UPDATE_FLOOR_TARGET = 3.0  # the update within 3x of its GEMMs
+UPDATE_IN_RUN_TARGET = 1.1  # the master's update in the largest replay within 1.1x of it alone
+REPLAY_FIELDS = ("slots", "worker_task_seconds_max", "rollout_task_cpu", "rollout_worker_cpu",
+                 "rollout_launcher_cpu", "rollout_master_cpu", "update_master_cpu",
+                 "update_others_cpu", "update_machine_cpu")
 
 
 def median(rows, key):
@@ -47,7 +69,9 @@ def median(rows, key):
 def load(path):
     """Runs {(workers, nodes): figures} and updates {samples: (update, gemm)}."""
     rows = report_support.read_csv(path, FIELDS)
-    runs, updates = {}, {}
+    runs, updates, replays = {}, {}, {}
+    if any(r["kind"] == "replay" for r in rows):
+        rows = report_support.read_csv(path, FIELDS + REPLAY_FIELDS)
     for key in sorted({(int(r["workers"]), int(r["nodes"])) for r in rows if r["kind"] == "run"}):
         mine = [r for r in rows if r["kind"] == "run" and (int(r["workers"]), int(r["nodes"])) == key
                 and int(r["iteration"]) > 0]
@@ -64,7 +88,21 @@ def load(path):
     for r in rows:
         if r["kind"] == "update":
             updates[int(r["samples"])] = (float(r["update_seconds"]), float(r["gemm_seconds"]))
-    return runs, updates
+    for key in sorted({(int(r["workers"]), int(r["nodes"])) for r in rows
+                       if r["kind"] == "replay"}):
+        mine = [r for r in rows if r["kind"] == "replay" and int(r["iteration"]) > 0
+                and (int(r["workers"]), int(r["nodes"])) == key]
+        if not mine:
+            sys.exit(f"report: the replay of {key[0]} workers on {key[1]} nodes has no iteration "
+                     "after the first")
+        replays[key] = {"samples": int(mine[0]["samples"]), "slots": int(mine[0]["slots"]),
+                        "sleep_us": int(mine[0]["step_sleep_us"]),
+                        "rollout": median(mine, "rollout_seconds"),
+                        "update": median(mine, "update_seconds"),
+                        "iteration": statistics.median(float(r["rollout_seconds"])
+                                                       + float(r["update_seconds"]) for r in mine)}
+        replays[key].update({field: median(mine, field) for field in REPLAY_FIELDS[1:]})
+    return runs, updates, replays
 
 
 class Model:
@@ -146,6 +184,71 @@ def tables(runs, updates, model):
     return text
 
 
+def on_own_cores(f, steps):
+    """T'(N): the iteration with each worker's segments, and the master's update, at their cost
+    on a core of their own."""
+    step_cpu = f["rollout_task_cpu"] / f["samples"]
+    own = math.ceil(f["slots"] / f["workers"]) * steps * (f["sleep_us"] * 1e-6 + step_cpu)
+    return f["rollout"] - f["worker_task_seconds_max"] + own + f["update_master_cpu"]
+
+
+def replay_tables(replays, updates, steps):
+    """The replay's tables: measured, the CPU in each phase, and the two targets."""
+    for (workers, _), f in replays.items():
+        f["workers"] = workers
+    baseline = replays.get((BASELINE_WORKERS, 1))
+    if baseline is None:
+        sys.exit(f"report: the replay has no run of {BASELINE_WORKERS} workers on one node")
+    alone = updates.get(baseline["samples"], (math.nan,))[0]
+    base_own = on_own_cores(baseline, steps)
+    measured, accounting = [], []
+    for (workers, nodes), f in sorted(replays.items(),
+                                      key=lambda item: (item[0][1] != 1, item[0])):
+        own = on_own_cores(f, steps)
+        measured.append([str(workers), str(nodes), f"{f['rollout']:.2f}", f"{f['update']:.2f}",
+                         f"{f['iteration']:.2f}", f"{f['iteration'] / baseline['iteration']:.2f}",
+                         f"{own:.2f}", f"{own / base_own:.2f}"])
+        others = f["update_machine_cpu"] - f["update_master_cpu"]
+        accounting.append([str(workers), f"{f['rollout_task_cpu']:.2f}",
+                           f"{1e3 * f['rollout_task_cpu'] / f['samples']:.3f}",
+                           f"{f['rollout_worker_cpu']:.2f}", f"{f['rollout_launcher_cpu']:.2f}",
+                           f"{f['rollout_master_cpu']:.2f}", f"{f['update_master_cpu']:.2f}",
+                           f"{f['update_master_cpu'] / alone:.2f}", f"{f['update'] / alone:.2f}",
+                           f"{f['update_others_cpu']:.2f}", f"{others:.2f}"])
+    text = (f"\nThe replay, run for real: one iteration of {baseline['slots']} slots x {steps} "
+            f"steps ({baseline['samples']:,} samples) on {BASELINE_WORKERS} workers of one node "
+            "and on N workers of simulated nodes, all on this machine's cores; the median of the "
+            "iterations after the first. T' counts the rollout as on a core per worker (the "
+            "simulators' CPU taken out of the shared cores: the method above).\n\n")
+    text += report_support.markdown(
+        ["N workers", "nodes", "rollout s", "update s", "T(N) s", f"against {BASELINE_WORKERS}",
+         "T'(N) s, a core per worker", f"against {BASELINE_WORKERS}"],
+        measured, right_aligned=range(8))
+    text += ("\nWhere the CPU went (seconds, from /proc; the rollout's: the task processes, "
+             "that is the simulators and the policy, per step too, the workers, mpirun and the "
+             "node daemons, the master; the update's: the master, against the update alone "
+             f"({alone:.2f} s CPU, ppo_update), its wall against the same, the job's other "
+             "processes, and everything but the master on the machine, other jobs' included):\n\n")
+    text += report_support.markdown(
+        ["N workers", "rollout: simulators", "ms / step", "workers", "mpirun, orted", "master",
+         "update: master", "master / alone", "wall / alone", "job's others", "machine's others"],
+        accounting, right_aligned=range(11))
+    largest = replays[max(replays, key=lambda key: key[0])]
+    ratio = on_own_cores(largest, steps) / base_own
+    in_run = largest["update_master_cpu"] / alone
+    text += (f"\nTargets: T'({largest['workers']}) < {TARGET_RATIO:g} x T'({BASELINE_WORKERS}, "
+             f"one node): ratio {ratio:.2f}: {'met' if ratio < TARGET_RATIO else 'NOT met'} "
+             f"(measured T({largest['workers']}) / T({BASELINE_WORKERS}), the simulators on "
+             f"these cores: {largest['iteration'] / baseline['iteration']:.2f}). The master's "
+             f"update in the {largest['workers']}-worker run within {UPDATE_IN_RUN_TARGET:g}x of "
+             f"the update alone: {in_run:.2f}x its CPU: "
+             f"{'met' if in_run < UPDATE_IN_RUN_TARGET else 'NOT met'} (its wall "
+             f"{largest['update'] / alone:.2f}x; its CPU against the {BASELINE_WORKERS}-worker "
+             f"run's update: {largest['update_master_cpu'] / baseline['update_master_cpu']:.2f}x)."
+             "\n")
+    return text
+
+
 def plot(path, runs, updates, model):
     import matplotlib
     matplotlib.use("Agg")
@@ -182,12 +285,14 @@ def plot(path, runs, updates, model):
 
 def main():
     args = report_support.arguments(__doc__.splitlines()[0])
-    runs, updates = load(args.csv)
+    runs, updates, replays = load(args.csv)
     if not runs or not updates:
         sys.exit("report: no runs or no updates in " + args.csv)
     nodes = max(k for _, k in runs)
     model = Model(runs, updates, nodes)
     text = tables(runs, updates, model)
+    if replays:
+        text += replay_tables(replays, updates, model.steps)
     print(text)
     report_support.publish(args, "PPO scaling: the paper's comparison replayed", "ppo_scaling",
                            text)

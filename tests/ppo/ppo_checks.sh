@@ -297,24 +297,32 @@ checkpoint-safety)
   ;;
 scaling)
   # benchmarks/ppo_scaling on 4 simulated nodes, small: every run's iterations and the updates
-  # alone reach the CSV, and the report states the comparison and the target; ppo_update refuses
-  # bad flags with one line.
+  # alone reach the CSV, the replay's too (16 slots on 8 workers of one node and on 16 workers of
+  # 2 nodes) with the CPU of its phases from /proc, and the report states the comparison, the
+  # replay and their targets; ppo_update refuses bad flags with one line.
   update="$build/benchmarks/ppo_update/ppo_update"
   expect_status 2 "ppo_update: --samples: .*not in range 1 to" "$update" --samples 0
   expect_status 2 "fewer than 2" "$update" --samples 8 --minibatches 8
   expect_status 2 "ppo_update: .*unknown environment 'Nope'" "$update" --env Nope
   $python "$here/../../benchmarks/ppo_scaling/ppo_scaling.py" "$build" --header --workers 1 2 \
-    --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 16 >scaling.csv
+    --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 16 --replay 16 --replay-nodes 2 \
+    >scaling.csv
   $python - <<'PY' || fail "ppo_scaling.csv"
 import csv
 rows = list(csv.DictReader(open("scaling.csv")))
 runs = sorted((r["workers"], r["nodes"], r["iteration"]) for r in rows if r["kind"] == "run")
 assert runs == [(w, n, i) for w, n in (("1", "4"), ("2", "4"), ("8", "1")) for i in "01"], runs
+replays = sorted((r["workers"], r["nodes"], r["iteration"]) for r in rows if r["kind"] == "replay")
+assert replays == [(w, n, i) for w, n in (("16", "2"), ("8", "1")) for i in "01"], replays
+for r in rows:
+    if r["kind"] == "replay":
+        assert r["slots"] == "16" and float(r["rollout_task_cpu"]) > 0, r
+        assert float(r["update_master_cpu"]) > 0, r
 updates = {r["samples"]: r for r in rows if r["kind"] == "update"}
 assert sorted(updates, key=int) == ["64", "128", "1024"], sorted(updates)
 for r in rows:
     assert float(r["update_seconds"]) > 0, r
-    if r["kind"] == "run":
+    if r["kind"] in ("run", "replay"):
         assert float(r["rollout_seconds"]) >= float(r["task_seconds_max"]) >= 64 * 1e-3, r
     else:
         assert float(r["gemm_seconds"]) > 0, r
@@ -324,6 +332,10 @@ PY
   grep -q "^Target: T(16) < 0.5 x T(8, one node): .*: \(met\|NOT met\)\. " scaling.md ||
     { cat scaling.md; fail "no target line"; }
   grep -q "^| 8 (1 node, the baseline) | .* | 1.00 |" scaling.md || fail "no baseline row"
+  targets="^Targets: T'(16) < 0.5 x T'(8, one node): ratio [0-9.]*: \(met\|NOT met\) .*"
+  targets+=" the update alone: [0-9.]*x its CPU: \(met\|NOT met\)"
+  grep -q "$targets" scaling.md || { cat scaling.md; fail "no replay targets line"; }
+  grep -q "^| 8 | 1 | .* | 1.00 |$" scaling.md || fail "no replay baseline row"
   [[ -s scaling.png ]] || fail "no plot"
   ;;
 *)
