@@ -63,8 +63,9 @@ struct WorkerShape {
   /// counted as a slot; its thread pools are told the number (OMP_NUM_THREADS and the like). 0:
   /// one slot, not bound, thread pools left alone.
   int cores = 0;
-  /// Most memory (address space) a worker's task process may use; one that goes over it ends
-  /// alone, its item failing with fiber::WorkerLost naming the limit. 0: no limit.
+  /// Most memory a worker's task process may allocate (RLIMIT_DATA: its heap and anonymous
+  /// mappings); one that goes over it ends alone, its item failing with fiber::WorkerLost naming
+  /// the limit. 0: no limit.
   std::uint64_t memory_bytes = 0;
   /// Devices each worker gets to itself (CUDA_VISIBLE_DEVICES), from its node's list: FIBER_GPUS,
   /// else Slurm's SLURM_STEP_GPUS or SLURM_JOB_GPUS. 0: none.
