@@ -66,6 +66,17 @@ ANY = frozenset()  # the options of a program that are not checked
 FORWARDS = {"scripts/run.sh": "fiber-es", "scripts/build.sh": None, "scripts/test.sh": None}
 
 
+def prose_lines(lines):
+    """(number, line) of each line of a page outside its fenced code blocks."""
+    inside = False
+    for number, line in enumerate(lines, start=1):
+        if FENCE.match(line) or line.strip() == "```":
+            inside = not inside
+            continue
+        if not inside:
+            yield number, line
+
+
 class Checker:
     def __init__(self, root):
         self.root = Path(root).resolve()
@@ -155,13 +166,7 @@ class Checker:
                 return
 
     def check_inline_code(self, page, lines):
-        inside = False
-        for number, line in enumerate(lines, start=1):
-            if FENCE.match(line) or line.strip() == "```":
-                inside = not inside
-                continue
-            if inside:
-                continue
+        for number, line in prose_lines(lines):
             for span in INLINE_CODE.findall(line):
                 self.check_command(f"{page}:{number}", span)
 
@@ -229,13 +234,7 @@ class Checker:
         return set(OPTION.findall((self.root / key).read_text()))
 
     def check_links(self, page, lines):
-        inside = False
-        for number, line in enumerate(lines, start=1):
-            if FENCE.match(line) or line.strip() == "```":
-                inside = not inside
-                continue
-            if inside:
-                continue
+        for number, line in prose_lines(lines):
             for _, target in LINK.findall(line):
                 if re.match(r"^[a-z]+:", target):
                     continue  # https:, mailto:

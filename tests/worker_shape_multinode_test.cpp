@@ -15,28 +15,19 @@
 namespace {
 
 using fiber_test::numbers_in;
+using fiber_test::seen_by_each_worker;
 using fiber_test::seen_by_task;
+using enum fiber_test::Seen;
 
 // Long enough that each idle worker of a pool takes one item of a map before any is free again.
 constexpr int kHoldMs = 500;
-
-enum Seen { kHost, kTaskCpus, kWorkerCpus, kThreads, kDevices, kWorkerPid };
-
-std::vector<std::vector<std::string>> seen_by_each_worker(fiber::Pool& pool) {
-  std::vector<int> holds(static_cast<std::size_t>(pool.size()), kHoldMs);
-  auto seen = pool.map(seen_by_task, holds, 1);
-  std::set<std::string> workers;
-  for (const auto& one : seen) workers.insert(one[kWorkerPid]);
-  EXPECT_EQ(workers.size(), seen.size()) << "a worker took two items";
-  return seen;
-}
 
 TEST(MultiNodeShape, CoresEachWorkerOfANodeIsBoundToACoreOfItsOwn) {
   // Every slot the nodes have left (nodeA's other one is the master's).
   fiber::Pool pool({.processes = 5, .shape = {.cores = 1}});
   std::map<std::string, std::set<int>> bound_on;  // host -> the cores its workers have
   std::map<std::string, int> workers_on;
-  for (const auto& seen : seen_by_each_worker(pool)) {
+  for (const auto& seen : seen_by_each_worker(pool, kHoldMs)) {
     auto cpus = numbers_in(seen[kTaskCpus]);
     EXPECT_EQ(cpus.size(), 1u) << seen[kHost] << ": " << seen[kTaskCpus];
     EXPECT_EQ(seen[kWorkerCpus], seen[kTaskCpus]) << "the worker and its task process";
@@ -55,7 +46,7 @@ TEST(MultiNodeShape, GpusEachWorkerGetsDevicesOfItsNodeNoneShared) {
   const std::map<std::string, std::set<int>> declared{
       {"nodeA", {0}}, {"nodeB", {0, 1}}, {"nodeC", {2}}};
   std::map<std::string, std::set<int>> given_on;
-  for (const auto& seen : seen_by_each_worker(pool)) {
+  for (const auto& seen : seen_by_each_worker(pool, kHoldMs)) {
     auto devices = numbers_in(seen[kDevices]);
     ASSERT_EQ(devices.size(), 1u) << seen[kHost] << ": " << seen[kDevices];
     int device = *devices.begin();

@@ -21,25 +21,15 @@
 namespace {
 
 using fiber_test::numbers_in;
+using fiber_test::seen_by_each_worker;
 using fiber_test::seen_by_task;
+using enum fiber_test::Seen;
 
 constexpr std::uint64_t kMiB = 1 << 20;
 // Long enough that each idle worker of a pool takes one item of a map before any is free again.
 constexpr int kHoldMs = 300;
 // Well past the quiet time after which a parked worker forks its standby task process (10 ms).
 constexpr auto kStandbyForms = std::chrono::milliseconds(200);
-
-enum Seen { kHost, kTaskCpus, kWorkerCpus, kThreads, kDevices, kWorkerPid };
-
-// What each worker of `pool` saw, one task each.
-std::vector<std::vector<std::string>> seen_by_each_worker(fiber::Pool& pool) {
-  std::vector<int> holds(static_cast<std::size_t>(pool.size()), kHoldMs);
-  auto seen = pool.map(seen_by_task, holds, 1);
-  std::set<std::string> workers;
-  for (const auto& one : seen) workers.insert(one[kWorkerPid]);
-  EXPECT_EQ(workers.size(), seen.size()) << "a worker took two items";
-  return seen;
-}
 
 TEST(WorkerShape, BadShapesAreRefusedAtTheCall) {
   EXPECT_THROW(fiber::Pool({.processes = 1, .shape = {.cores = -1}}), std::invalid_argument);
@@ -52,7 +42,7 @@ TEST(WorkerShape, BadShapesAreRefusedAtTheCall) {
 TEST(WorkerShape, EachWorkerIsBoundToCoresOfItsOwnAndToldHowMany) {
   fiber::Pool pool({.processes = 2, .shape = {.cores = 1}});
   std::set<int> bound;
-  for (const auto& seen : seen_by_each_worker(pool)) {
+  for (const auto& seen : seen_by_each_worker(pool, kHoldMs)) {
     auto cpus = numbers_in(seen[kTaskCpus]);
     EXPECT_EQ(cpus.size(), 1u) << seen[kTaskCpus];
     EXPECT_EQ(seen[kWorkerCpus], seen[kTaskCpus]) << "the worker and its task process";
@@ -64,7 +54,7 @@ TEST(WorkerShape, EachWorkerIsBoundToCoresOfItsOwnAndToldHowMany) {
 
 TEST(WorkerShape, AWorkerOfTwoCoresHasBothAndItsThreadPoolsKnow) {
   fiber::Pool pool({.processes = 1, .shape = {.cores = 2}});
-  auto seen = seen_by_each_worker(pool);
+  auto seen = seen_by_each_worker(pool, kHoldMs);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(numbers_in(seen[0][kTaskCpus]).size(), 2u) << seen[0][kTaskCpus];
   EXPECT_EQ(seen[0][kThreads], "2");
@@ -85,7 +75,7 @@ TEST(WorkerShape, MoreCoresThanTheMachineHasIsOneSpawnErrorNamingThem) {
 TEST(WorkerShape, EachWorkerGetsDevicesOfItsOwn) {
   fiber::Pool pool({.processes = 2, .shape = {.gpus = 1}});
   std::set<std::string> devices;
-  for (const auto& seen : seen_by_each_worker(pool)) devices.insert(seen[kDevices]);
+  for (const auto& seen : seen_by_each_worker(pool, kHoldMs)) devices.insert(seen[kDevices]);
   EXPECT_EQ(devices, (std::set<std::string>{"3", "5"}));
   // Both devices are held while this pool holds its workers: a third worker has none.
   try {
@@ -135,7 +125,7 @@ TEST(WorkerShape, ParkedWorkersGoOnlyToPoolsOfTheirShape) {
   {
     fiber::Pool plain({.processes = 2});
     for (const auto& worker : plain.workers()) EXPECT_FALSE(bound_workers.contains(worker.pid));
-    auto seen = seen_by_each_worker(plain);
+    auto seen = seen_by_each_worker(plain, kHoldMs);
     for (const auto& one : seen) EXPECT_EQ(one[kThreads], "-");  // told nothing
   }
   // Parked and quiet, the workers fork standby task processes (before they know their next
@@ -146,7 +136,7 @@ TEST(WorkerShape, ParkedWorkersGoOnlyToPoolsOfTheirShape) {
   for (const auto& worker : again.workers()) taken_back.insert(worker.pid);
   EXPECT_EQ(taken_back, bound_workers) << "the parked workers of that shape, not new ones";
   std::set<int> bound;
-  for (const auto& seen : seen_by_each_worker(again)) {
+  for (const auto& seen : seen_by_each_worker(again, kHoldMs)) {
     EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "a task process bound elsewhere";
     EXPECT_EQ(numbers_in(seen[kTaskCpus]).size(), 1u) << seen[kTaskCpus];
     bound.merge(numbers_in(seen[kTaskCpus]));
@@ -160,18 +150,18 @@ TEST(WorkerShape, AParkedWorkerGivenOtherCoresRunsItsTasksOnThem) {
   std::string first_cpus;
   {
     fiber::Pool pool({.processes = 1, .shape = one_core});
-    auto seen = seen_by_each_worker(pool);
+    auto seen = seen_by_each_worker(pool, kHoldMs);
     first = std::stol(seen.at(0)[kWorkerPid]);
     first_cpus = seen.at(0)[kTaskCpus];
   }
   std::this_thread::sleep_for(kStandbyForms);  // its standby forms, bound to first_cpus
   // Another shape takes that core meanwhile (the parked worker holds none)...
   fiber::Pool other({.processes = 1, .shape = {.cores = 1, .memory_bytes = 512 * kMiB}});
-  EXPECT_EQ(seen_by_each_worker(other).at(0)[kTaskCpus], first_cpus);
+  EXPECT_EQ(seen_by_each_worker(other, kHoldMs).at(0)[kTaskCpus], first_cpus);
   // ...so the parked worker, taken back, is given the other core, and runs its tasks there.
   fiber::Pool again({.processes = 1, .shape = one_core});
   ASSERT_EQ(again.workers().at(0).pid, first);
-  auto seen = seen_by_each_worker(again).at(0);
+  auto seen = seen_by_each_worker(again, kHoldMs).at(0);
   EXPECT_NE(seen[kWorkerCpus], first_cpus);
   EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "its task process was bound before";
 }

@@ -1,5 +1,6 @@
 #include "support/shape_tasks.hpp"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <fiber/fiber.hpp>
 
@@ -40,6 +41,15 @@ std::vector<std::string> seen_by_task(int milliseconds) {
           variable("OMP_NUM_THREADS"),
           variable("CUDA_VISIBLE_DEVICES"),
           worker};
+}
+
+std::vector<std::vector<std::string>> seen_by_each_worker(fiber::Pool& pool, int hold_ms) {
+  std::vector<int> holds(static_cast<std::size_t>(pool.size()), hold_ms);
+  auto seen = pool.map(seen_by_task, holds, 1);
+  std::set<std::string> workers;
+  for (const auto& one : seen) workers.insert(one[kWorkerPid]);
+  EXPECT_EQ(workers.size(), seen.size()) << "a worker took two items";
+  return seen;
 }
 
 std::size_t fill_bytes(std::size_t bytes) {
