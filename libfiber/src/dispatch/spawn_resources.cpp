@@ -56,11 +56,6 @@ std::optional<long> descriptor_limit() {
   return static_cast<long>(limit.rlim_cur);
 }
 
-std::string workers_named(int first_id, int count) {
-  return count == 1 ? fmt::format("worker {}", first_id)
-                    : fmt::format("workers {} to {}", first_id, first_id + count - 1);
-}
-
 void check_descriptors(int first_id, int count, int live) {
   auto limit = descriptor_limit();
   if (!limit) return;
@@ -98,6 +93,11 @@ void check_shm(int first_id, int count) {
 }
 
 }  // namespace
+
+std::string workers_named(int first_id, int count) {
+  return count == 1 ? fmt::format("worker {}", first_id)
+                    : fmt::format("workers {} to {}", first_id, first_id + count - 1);
+}
 
 void check_spawn_resources(int first_id, int count, int live) {
   check_shm(first_id, count);

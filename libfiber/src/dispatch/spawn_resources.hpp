@@ -4,7 +4,12 @@
 // first, saying what is short.
 #pragma once
 
+#include <string>
+
 namespace fiber::detail {
+
+// How a spawn's errors name its workers: "worker 3", "workers 0 to 15".
+std::string workers_named(int first_id, int count);
 
 // Throws fiber::SpawnError, naming what is short and by how much, if `count` more workers
 // (`first_id` the first) would run out of file descriptors (in the master, in each worker, or in

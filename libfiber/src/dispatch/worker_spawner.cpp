@@ -85,10 +85,7 @@ std::vector<WorkerSpawner::Spawned> WorkerSpawner::spawn(int first_id, int count
   std::vector<int> spawn_errors(static_cast<std::size_t>(count), MPI_SUCCESS);
   int rc = MPI_SUCCESS;
   {
-    SpawnWatchdog watchdog(count == 1
-                               ? fmt::format("worker {}", first_id)
-                               : fmt::format("workers {} to {}", first_id, first_id + count - 1),
-                           spawn_time_limit(count));
+    SpawnWatchdog watchdog(workers_named(first_id, count), spawn_time_limit(count));
     rc = MPI_Comm_spawn(executable_.c_str(), argv.data(), count, info.get(), 0, MPI_COMM_SELF,
                         &comm, spawn_errors.data());
   }
