@@ -15,6 +15,7 @@ received bytes themselves, without a copy.
 """
 
 import ctypes
+import functools
 import os
 import pickle
 import sys
@@ -192,10 +193,16 @@ def take_master_context(context):
 
 def _c_getenv(name):
     """A variable of the process's environment as C libraries see it ("" if not set)."""
-    libc = ctypes.CDLL(None)
-    libc.getenv.restype = ctypes.c_char_p
-    value = libc.getenv(name.encode())
+    value = _libc_getenv()(name.encode())
     return value.decode() if value else ""
+
+
+@functools.cache
+def _libc_getenv():
+    """The C library's getenv, looked up once per process (each initializer calls it)."""
+    getenv = ctypes.CDLL(None).getenv
+    getenv.restype = ctypes.c_char_p
+    return getenv
 
 
 def encode_initializer(initializer, initargs):
