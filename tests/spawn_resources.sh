@@ -7,6 +7,8 @@
 # run's own (root only; skipped with status 77 otherwise).
 set -uo pipefail
 fiberrun=$1 program=$(realpath "$2") case=$3
+# shellcheck source=support/no_job_left.sh
+source "$(dirname "$0")/support/no_job_left.sh"
 readonly kShmMiB=64
 # (A hang must fail the check rather than CTest's timeout, so that the cleanup below runs.)
 readonly kRunLimit=150s
@@ -31,16 +33,7 @@ case $case in
     exit 2
     ;;
 esac
-# (The job's processes, mpirun and the workers, have the program and its gtest flags in their
-# command line; this script has the program alone.)
-left=$(pgrep -f -- "$program --gtest" || true)
-if [[ -n $left ]]; then
-  ps -o pid,stat,args -p "${left//$'\n'/,}" >&2
-  # shellcheck disable=SC2086 # a list of pids
-  kill -KILL $left 2>/dev/null
-  echo "spawn_resources: $case: processes of the job left behind (listed above)" >&2
-  exit 1
-fi
+expect_no_job_left "spawn_resources: $case" "$program"
 if [[ $status -ne 0 ]]; then
   echo "spawn_resources: $case: the job ended with status $status (0 expected)" >&2
   exit 1

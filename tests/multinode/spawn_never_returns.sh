@@ -7,6 +7,8 @@
 #   tests/multinode/spawn_never_returns.sh FIBERRUN MULTINODE_TEST
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../support/no_job_left.sh
+source "$here/../support/no_job_left.sh"
 fiberrun=$1 program=$(realpath "$2")
 readonly kNodeShmKiB=1024
 readonly kSpawnTimeout=20
@@ -30,16 +32,7 @@ timeout -k 10 "$kRunLimit" unshare --mount --propagation private /bin/sh -c '
   exec "$1" "$2" --gtest_also_run_disabled_tests \
     --gtest_filter=MultiNode.DISABLED_SpawnThatNeverReturnsEndsTheJob' \
   "$kNodeShmKiB" "$here/run.sh" "$program" 2>"$err" || status=$?
-# (The job's processes, mpirun and the workers, have the program and its gtest flags in their
-# command line; this script has the program alone.)
-left=$(pgrep -f -- "$program --gtest" || true)
-if [[ -n $left ]]; then
-  ps -o pid,stat,args -p "${left//$'\n'/,}" >&2
-  # shellcheck disable=SC2086 # a list of pids
-  kill -KILL $left 2>/dev/null
-  echo "spawn_never_returns: processes of the job left behind (listed above)" >&2
-  exit 1
-fi
+expect_no_job_left spawn_never_returns "$program"
 said=$(grep -c '^fiber: the spawn of workers 0 to 4 has not returned after' "$err")
 if [[ $status -eq 0 || $status -eq 124 || $status -eq 137 || $said -ne 1 ]]; then
   cat "$err" >&2
