@@ -7,6 +7,7 @@ that the master and the task processes pickle once per chunk rather than once pe
 happens in C++ without the GIL; callbacks run on the pool's result-handler thread with it.
 """
 
+import collections
 import math
 import numbers
 import operator
@@ -67,6 +68,20 @@ def _checked_chunksize(chunksize):
 # then balance: fewer would leave a worker idle behind a long batch at the end (multiprocessing's
 # default makes 4 chunks per worker), more would pickle more often.
 _BATCHES_PER_WORKER = 16
+# A map or starmap of at least _STEP_MIN_ITEMS items goes in about this many steps per worker
+# (Pool._map_in_steps): the workers wait only for the first step's pickling, and the master
+# unpickles each step's results while the workers run the later ones; fewer, smaller maps go in
+# one step, whose pickling is too short to be worth the calls of more.
+_STEPS_PER_WORKER = 8
+_STEP_MIN_ITEMS = 4096
+
+
+def _step_size(items, batches, workers):
+    """How many batches a step of Pool._map_in_steps holds (all of them: one step)."""
+    if items < 2 * _STEP_MIN_ITEMS:
+        return max(1, batches)
+    steps = min(_STEPS_PER_WORKER * workers, items // _STEP_MIN_ITEMS)
+    return max(1, math.ceil(batches / steps))
 
 
 class AsyncResult:
@@ -257,10 +272,11 @@ class Pool:
         outcomes = self._pool.map_async(calls, chunksize, on_done, timeout_ms)
         return AsyncResult(outcomes, single, func)
 
-    def _submit_map(self, func, items, star, chunksize, callback, error_callback):
-        # A given chunksize: one batch per chunk, each a chunk of fiber's (maxtasksperchild counts
-        # it as one task, as Python does). Automatic: batches that fiber chunks by their times.
-        # A deadline is per item (with_timeout, task_timeout): then every item is a batch.
+    def _batches(self, func, items, chunksize):
+        """The items' batches and fiber's chunksize for them. A given chunksize: one batch per
+        chunk, each a chunk of fiber's (maxtasksperchild counts it as one task, as Python does).
+        Automatic: batches that fiber chunks by their times. A deadline is per item (with_timeout,
+        task_timeout): then every item is a batch."""
         self._check_running()
         chunksize = _map_chunksize(chunksize)
         if self._deadline_per_item or isinstance(func, timeouts.TimedFunction):
@@ -271,10 +287,41 @@ class Pool:
             workers = max(1, self._pool.size())
             size = max(1, math.ceil(len(items) / (_BATCHES_PER_WORKER * workers)))
             fiber_chunksize = _AUTOMATIC_CHUNKSIZE
-        batches = [items[i : i + size] for i in range(0, len(items), size)]
+        return [items[i : i + size] for i in range(0, len(items), size)], fiber_chunksize
+
+    def _submit_map(self, func, items, star, chunksize, callback, error_callback):
+        batches, fiber_chunksize = self._batches(func, items, chunksize)
         return self._submit(
             func, batches, star, {}, fiber_chunksize, callback, error_callback, single=False
         )
+
+    def _map_in_steps(self, func, items, star, chunksize):
+        """map and starmap: as _submit_map(...).get(), but pipelined. The batches go in steps,
+        each its own call of the C++ pool: the workers run the first step while the next ones are
+        pickled, and each step's results are unpickled as soon as it is done, while the workers
+        run the later ones (docs/design.md "The Python front end", "A map in steps")."""
+        batches, fiber_chunksize = self._batches(func, items, chunksize)
+        step = _step_size(len(items), len(batches), max(1, self._pool.size()))
+        if step >= len(batches):
+            return self._submit(
+                func, batches, star, {}, fiber_chunksize, None, None, single=False
+            ).get()
+        values = []
+        pending = collections.deque()
+        for first in range(0, len(batches), step):
+            pending.append(
+                self._submit(
+                    func, batches[first : first + step], star, {}, fiber_chunksize, None, None,
+                    single=False,
+                )
+            )
+            while pending[0].ready():
+                values.extend(pending.popleft().get())
+                if not pending:
+                    break
+        while pending:
+            values.extend(pending.popleft().get())
+        return values
 
     def apply(self, func, args=(), kwds={}):
         """func(*args, **kwds) in a task process, waiting for its result."""
@@ -290,7 +337,7 @@ class Pool:
     def map(self, func, iterable, chunksize=None):
         """[func(x) for x in iterable] on the workers, in order; raises the first failed item's
         exception. chunksize None: batches that fiber's automatic chunks balance."""
-        return self.map_async(func, iterable, chunksize).get()
+        return self._map_in_steps(func, list(iterable), False, chunksize)
 
     def map_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
         """map() without waiting: an AsyncResult of the list, with callbacks as apply_async's."""
@@ -298,7 +345,7 @@ class Pool:
 
     def starmap(self, func, iterable, chunksize=None):
         """[func(*args) for args in iterable] on the workers, in order."""
-        return self.starmap_async(func, iterable, chunksize).get()
+        return self._map_in_steps(func, [tuple(args) for args in iterable], True, chunksize)
 
     def starmap_async(self, func, iterable, chunksize=None, callback=None, error_callback=None):
         """starmap() without waiting: an AsyncResult of the list, with callbacks as

@@ -2,6 +2,8 @@
 
 import threading
 
+import pytest
+
 import fiber
 
 
@@ -53,3 +55,65 @@ def test_map_async_error_callback_gets_the_first_failure(pool):
 def test_results_that_are_not_plain_data_come_back(pool):
     assert pool.map(lambda n: {n: [n] * n}, [2]) == [{2: [2, 2]}]
     assert isinstance(pool.apply(lambda: fiber.TimeoutError("t")), fiber.TimeoutError)
+
+
+class _CallsCounted:
+    """A fiber.Pool's C++ pool, with its map_async calls counted (how many steps a map took)."""
+
+    def __init__(self, pool):
+        self._pool = pool
+        self.map_async_calls = 0
+
+    def map_async(self, *args, **kwargs):
+        self.map_async_calls += 1
+        return self._pool.map_async(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._pool, name)
+
+
+def _counting(pool):
+    counted = _CallsCounted(pool._pool)
+    pool._pool = counted
+    return counted
+
+
+def _large_map_items():
+    """Enough items for map to go in several steps (fiber/pool.py, _STEP_MIN_ITEMS)."""
+    return list(range(5 * fiber.pool._STEP_MIN_ITEMS + 3))
+
+
+def test_a_large_map_goes_in_steps_and_keeps_its_order():
+    items = _large_map_items()
+    with fiber.Pool(2) as pool:
+        counted = _counting(pool)
+        assert pool.map(lambda x: x * 3, items) == [x * 3 for x in items]
+        assert counted.map_async_calls > 1
+        steps = counted.map_async_calls
+        assert pool.map(str, items, chunksize=1) == [str(x) for x in items]
+        assert counted.map_async_calls - steps > 1
+        pairs = [(x, 7) for x in items]
+        assert pool.starmap(divmod, pairs) == [divmod(x, 7) for x in items]
+
+
+def test_a_small_map_is_one_call():
+    with fiber.Pool(2) as pool:
+        counted = _counting(pool)
+        assert pool.map(abs, range(-100, 0)) == list(range(100, 0, -1))
+        assert counted.map_async_calls == 1
+
+
+def _fails_at(x, bad):
+    if x == bad:
+        raise KeyError(f"item {x}")
+    return x
+
+
+def test_a_large_map_raises_a_late_steps_failure_and_the_pool_goes_on():
+    items = _large_map_items()
+    with fiber.Pool(2) as pool:
+        counted = _counting(pool)
+        with pytest.raises(KeyError, match=f"item {items[-2]}"):
+            pool.starmap(_fails_at, [(x, items[-2]) for x in items])
+        assert counted.map_async_calls > 1
+        assert pool.map(abs, [-1, -2]) == [1, 2]
