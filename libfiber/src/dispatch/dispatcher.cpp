@@ -157,6 +157,7 @@ void Dispatcher::on_message(int id, Message& message) {
   Worker& worker = workers_[id];
   if (worker.dead) {
     workers_.revive(id);
+    sizing_.take_back_parked(pools_);
     return;
   }
   if (message.kind == MessageKind::result) {

@@ -43,12 +43,34 @@ void PoolSizing::shrink(PoolHandle& pool, int count) {
   pool.target = static_cast<int>(pool.workers.size());
 }
 
+namespace {
+
+bool short_of_workers(const PoolHandle& pool) {
+  return !pool.terminated && !pool.released && static_cast<int>(pool.workers.size()) < pool.target;
+}
+
+}  // namespace
+
 void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool) {
-  if (pool->terminated || pool->released) return;
+  if (!short_of_workers(*pool)) return;
   try {
     add_worker(pool);
   } catch (const Error& error) {
     log::warn("could not replace a lost worker: {}", error.what());
+  }
+}
+
+void PoolSizing::take_back_parked(const std::vector<std::shared_ptr<PoolHandle>>& pools) {
+  for (const auto& pool : pools) {
+    while (short_of_workers(*pool) && workers_.has_parked(pool->options.shape)) {
+      try {
+        add_worker(pool);
+      } catch (const SpawnError& error) {  // parked, but its node lacks what the shape needs
+        log::warn("could not take back a parked worker: {}", error.what());
+        break;
+      }
+      log::info("a pool short of a worker it could not replace took a parked one back");
+    }
   }
 }
 

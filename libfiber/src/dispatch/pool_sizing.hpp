@@ -24,8 +24,11 @@ class PoolSizing {
   // Takes `count` workers from the pool, the least busy first: their work finishes, then they
   // park.
   void shrink(PoolHandle& pool, int count);
-  // Restores the pool's size after it lost a worker; says so if it cannot.
+  // Restores the pool's size after it lost a worker (if it is still short); says so if it cannot.
   void replace_lost(const std::shared_ptr<PoolHandle>& pool);
+  // Pools left short by a replacement that could not be started take back parked workers of
+  // their shape (a worker taken for lost that answered again is one), without spawning.
+  void take_back_parked(const std::vector<std::shared_ptr<PoolHandle>>& pools);
   // Grows autoscaled pools with a backlog, up to max_workers (lowered for good if spawning
   // fails), and shrinks them to min_workers by the workers idle for scale_down_after.
   void autoscale(const std::vector<std::shared_ptr<PoolHandle>>& pools, Clock::time_point now);

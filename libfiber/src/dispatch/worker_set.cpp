@@ -61,6 +61,11 @@ void WorkerSet::make_available(int count, const WorkerShape& shape) {
   }
 }
 
+bool WorkerSet::has_parked(const WorkerShape& shape) const {
+  return std::any_of(parked_.begin(), parked_.end(),
+                     [&](int id) { return workers_[id]->spawned_for == shape; });
+}
+
 std::optional<Placement> WorkerSet::place_on_its_node(const Worker& worker,
                                                       const WorkerShape& shape,
                                                       std::string& missing) const {

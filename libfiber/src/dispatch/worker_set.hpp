@@ -48,6 +48,8 @@ class WorkerSet {
   const std::vector<std::unique_ptr<Worker>>& all() const { return workers_; }
   int count() const { return count_.load(); }
   int parked_count() const { return parked_count_.load(); }
+  // Whether a worker spawned for `shape` is parked.
+  bool has_parked(const WorkerShape& shape) const;
 
   // Makes `count` workers of `shape` parked, spawning those missing with one spawn, or as many
   // as the slots take (fiber::SpawnError if none can start, while a node may be lost:
