@@ -254,6 +254,7 @@ class Pool:
         )
         self._broadcasts = _broadcasts.Latest()
         self._deadline_per_item = task_timeout is not None
+        self._tasks_counted = maxtasksperchild is not None
         self._state = _RUN
         _runtime.track(self)
 
@@ -274,15 +275,17 @@ class Pool:
 
     def _batches(self, func, items, chunksize):
         """The items' batches and fiber's chunksize for them. A given chunksize: one batch per
-        chunk, each a chunk of fiber's (maxtasksperchild counts it as one task, as Python does).
-        Automatic: batches that fiber chunks by their times. A deadline is per item (with_timeout,
-        task_timeout): then every item is a batch."""
+        chunk, which fiber's automatic chunks carry several to a worker at once, as its run
+        messages carry several chunks (each batch still its own call, with its own outcome); with
+        maxtasksperchild, each batch a chunk of fiber's, which counts it as one task, as Python
+        does. Automatic: batches that fiber chunks by their times. A deadline is per item
+        (with_timeout, task_timeout): then every item is a batch."""
         self._check_running()
         chunksize = _map_chunksize(chunksize)
         if self._deadline_per_item or isinstance(func, timeouts.TimedFunction):
             size, fiber_chunksize = 1, chunksize
         elif chunksize != _AUTOMATIC_CHUNKSIZE:
-            size, fiber_chunksize = chunksize, 1
+            size, fiber_chunksize = chunksize, 1 if self._tasks_counted else _AUTOMATIC_CHUNKSIZE
         else:
             workers = max(1, self._pool.size())
             size = max(1, math.ceil(len(items) / (_BATCHES_PER_WORKER * workers)))
