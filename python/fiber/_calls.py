@@ -18,6 +18,7 @@ import ctypes
 import functools
 import os
 import pickle
+import resource
 import sys
 import traceback
 import types
@@ -256,7 +257,22 @@ def run_initializer(initializer):
         flush_output()
 
 
+def _noting_the_memory_limit(error):
+    """A MemoryError in a task process whose memory is limited (fiber.Pool(memory=...), set as
+    RLIMIT_DATA: docs/guide/elasticity.md "Worker shapes") says the limit: the task ran out of
+    its worker's share, not of the node's memory."""
+    if not isinstance(error, MemoryError):
+        return
+    limit, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if limit != resource.RLIM_INFINITY:
+        error.add_note(
+            f"fiber: this task process may use at most {limit:,} bytes of data memory "
+            "(the pool's or the Process's memory=, as RLIMIT_DATA)"
+        )
+
+
 def _pickled_exception(error):
+    _noting_the_memory_limit(error)
     text = "".join(traceback.format_exception(error))
     try:
         return cloudpickle.dumps((error, text), protocol=pickle.HIGHEST_PROTOCOL)

@@ -88,8 +88,9 @@ def time_to_spread():
 def test_a_task_over_its_memory_limit_fails_in_its_task_process_alone():
     with fiber.Pool(1, memory="256MiB") as pool:
         assert pool.apply(fill, (16,)) == 16
-        with pytest.raises(MemoryError):
+        with pytest.raises(MemoryError) as raised:
             pool.apply(fill, (1024,))
+        assert f"at most {256 * 2**20:,} bytes" in "".join(raised.value.__notes__)
         assert pool.apply(fill, (16,)) == 16
 
 
