@@ -48,6 +48,14 @@ def _pickled(function):
     return _calls.pickled_function(function)
 
 
+class _Pickled:
+    """A call's function (its deadline split off, fiber.with_timeout) and its bytes."""
+
+    def __init__(self, func):
+        self.function, self.timeout_ms = timeouts.split(func)
+        self.data = _pickled(self.function)
+
+
 def _map_chunksize(chunksize):
     """map's chunksize for the C++ pool: None is fiber's automatic choice."""
     return _AUTOMATIC_CHUNKSIZE if chunksize is None else _checked_chunksize(chunksize)
@@ -266,12 +274,18 @@ class Pool:
         """Runs `func` over batches of items (with `star`, of argument tuples), each batch one item
         of the C++ pool."""
         self._check_running()
-        func, timeout_ms = timeouts.split(func)
-        function_bytes = _pickled(func)
-        calls = [_calls.encode_call(function_bytes, batch, star, kwargs) for batch in batches]
-        on_done = _on_done(single, callback, error_callback, func)
-        outcomes = self._pool.map_async(calls, chunksize, on_done, timeout_ms)
-        return AsyncResult(outcomes, single, func)
+        return self._submit_pickled(
+            _Pickled(func), batches, star, kwargs, chunksize, callback, error_callback, single
+        )
+
+    def _submit_pickled(
+        self, pickled, batches, star, kwargs, chunksize, callback, error_callback, single
+    ):
+        """_submit with the function pickled already (_Pickled)."""
+        calls = [_calls.encode_call(pickled.data, batch, star, kwargs) for batch in batches]
+        on_done = _on_done(single, callback, error_callback, pickled.function)
+        outcomes = self._pool.map_async(calls, chunksize, on_done, pickled.timeout_ms)
+        return AsyncResult(outcomes, single, pickled.function)
 
     def _batches(self, func, items, chunksize):
         """The items' batches and fiber's chunksize for them. A given chunksize: one batch per
@@ -305,23 +319,18 @@ class Pool:
         run the later ones (docs/design.md "The Python front end", "A map in steps")."""
         batches, fiber_chunksize = self._batches(func, items, chunksize)
         step = _step_size(len(items), len(batches), max(1, self._pool.size()))
-        if step >= len(batches):
-            return self._submit(
-                func, batches, star, {}, fiber_chunksize, None, None, single=False
-            ).get()
+        pickled = _Pickled(func)  # once for every step
         values = []
         pending = collections.deque()
         for first in range(0, len(batches), step):
             pending.append(
-                self._submit(
-                    func, batches[first : first + step], star, {}, fiber_chunksize, None, None,
+                self._submit_pickled(
+                    pickled, batches[first : first + step], star, {}, fiber_chunksize, None, None,
                     single=False,
                 )
             )
-            while pending[0].ready():
+            while pending and pending[0].ready():
                 values.extend(pending.popleft().get())
-                if not pending:
-                    break
         while pending:
             values.extend(pending.popleft().get())
         return values
