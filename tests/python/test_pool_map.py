@@ -1,5 +1,6 @@
 """map, map_async and starmap over functions that travel by value."""
 
+import math
 import threading
 
 import pytest
@@ -117,3 +118,15 @@ def test_a_large_map_raises_a_late_steps_failure_and_the_pool_goes_on():
             pool.starmap(_fails_at, [(x, items[-2]) for x in items])
         assert counted.map_async_calls > 1
         assert pool.map(abs, [-1, -2]) == [1, 2]
+
+
+def test_steps_are_one_below_twice_the_smallest_step_and_a_few_per_worker_above():
+    step_size, least = fiber.pool._step_size, fiber.pool._STEP_MIN_ITEMS
+    assert step_size(2 * least - 1, 80, 5) == 80  # one step: all the batches
+    assert step_size(0, 0, 5) == 1
+    per_worker = fiber.pool._STEPS_PER_WORKER
+    assert step_size(2_000_000, 80, 5) == 80 // (per_worker * 5)
+    # No step of fewer than the smallest step's items (chunksize 1: a batch per item).
+    items = 30_000
+    step = step_size(items, items, 5)
+    assert step >= least and math.ceil(items / step) == items // least
