@@ -36,6 +36,7 @@ import contextlib
 import logging
 import math
 import os
+import py_compile
 import sys
 import time
 import warnings
@@ -245,6 +246,9 @@ def main():
     framework = FRAMEWORK_NAMES.get(args.module, args.module)
     # Every framework's workers import the tasks (and IPyParallel's engines, started with this
     # environment, find them too).
+    # ... from their bytecode, as after a user's first run: where Python writes none itself
+    # (PYTHONDONTWRITEBYTECODE) every worker would compile the module at its first task.
+    py_compile.compile(tasks.__file__, doraise=True)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     sizes = tuple(n // QUICK_DIVISOR if args.quick else n for n in MAP_TASKS[args.module])
