@@ -53,16 +53,18 @@ class PythonIteratorRange {
       pybind11::gil_scoped_acquire gil;
       const auto start = std::chrono::steady_clock::now();
       do {
-        PyObject* next = PyIter_Next(iterator.get().ptr());
-        if (!next) {
-          if (PyErr_Occurred()) {
-            raised = std::make_exception_ptr(pybind11::error_already_set());
-          } else {
+        try {
+          PyObject* next = PyIter_Next(iterator.get().ptr());
+          if (!next) {
+            if (PyErr_Occurred()) throw pybind11::error_already_set();
             exhausted = true;
+            return;
           }
+          read.push_back(join_frames(pybind11::reinterpret_steal<pybind11::object>(next)));
+        } catch (...) {  // after the items read before it
+          raised = std::current_exception();
           return;
         }
-        read.push_back(join_frames(pybind11::reinterpret_steal<pybind11::object>(next)));
       } while (read.size() < kItemsPerLook && std::chrono::steady_clock::now() - start < kLookFor);
     }
   };
