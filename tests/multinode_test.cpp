@@ -327,6 +327,22 @@ TEST(MultiNode, LostNodeOfIdleWorkersForbidsOnlySpawns) {
   for (const auto& worker : pool.workers()) EXPECT_NE(worker.host, "nodeC");
 }
 
+// A node's daemon killed alone while the pool's workers there had no work: they leave unasked
+// (daemon_watch.cpp) or when asked before the spawn, and the resize that would spawn is refused.
+TEST(MultiNode, KilledDaemonOfIdleWorkersForbidsOnlySpawns) {
+  using namespace std::chrono_literals;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
+  std::this_thread::sleep_for(kDaemonLossNoticed);
+  EXPECT_THROW(pool.resize(6), fiber::SpawnError);
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  EXPECT_EQ(pool.stats().workers_lost, 2u);
+}
+
 // The same with parked workers (no pool holds them): a pool that needs more than the parked
 // workers is refused, and one that the live parked workers make up works.
 TEST(MultiNode, LostNodeOfParkedWorkersForbidsOnlySpawns) {
