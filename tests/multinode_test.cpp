@@ -329,7 +329,7 @@ TEST(MultiNode, LostNodeOfIdleWorkersForbidsOnlySpawns) {
 
 // A node's daemon killed alone while the pool's workers there had no work: they leave unasked
 // (daemon_watch.cpp) or when asked before the spawn, and the resize that would spawn is refused.
-TEST(MultiNode, KilledDaemonOfIdleWorkersForbidsOnlySpawns) {
+TEST(MultiNode, KilledNodeDaemonOfIdleWorkersForbidsOnlySpawns) {
   using namespace std::chrono_literals;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
   auto workers = pool.workers();

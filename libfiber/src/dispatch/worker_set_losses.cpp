@@ -147,7 +147,8 @@ std::optional<std::string> WorkerSet::ask_other_nodes() {
   log::debug(
       "asked {} workers on {} other nodes whether they live before a spawn: {} silent, "
       "{:.2f} ms",
-      probed, nodes, waited.size(), seconds(Clock::now() - asked) * 1e3);
+      probed, nodes, waited.size(),
+      std::chrono::duration<double, std::milli>(Clock::now() - asked).count());
   for (const auto& host : std::views::keys(waited)) {
     node_in_doubt_since_[host] = asked;
     for (std::size_t id = 0; id < workers_.size(); ++id) {
