@@ -304,6 +304,64 @@ TEST(MultiNode, LostNodeCostsOnlyItsItems) {
   for (const auto& worker : pool.workers()) EXPECT_NE(worker.host, "nodeC");
 }
 
+// A spawn at once after a node's loss may start before mpirun has seen its daemon's end, and
+// pass; given this long, mpirun knows, and a spawn would end the job (docs/platform.md, "A lost
+// node forbids spawns").
+constexpr auto kDaemonLossNoticed = std::chrono::seconds(1);
+
+// A node lost while its workers in a pool had no work (they sleep and say nothing, so no silence
+// shows the loss): a resize that would spawn is refused rather than ending the job, and the pool
+// works on without the node.
+TEST(MultiNode, LostNodeOfIdleWorkersForbidsOnlySpawns) {
+  using namespace std::chrono_literals;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_GT(kill_the_node_of(on_c->pid), 2);  // the daemon and at least two workers
+  std::this_thread::sleep_for(kDaemonLossNoticed);
+  EXPECT_THROW(pool.resize(6), fiber::SpawnError);
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  EXPECT_EQ(pool.stats().workers_lost, 2u);
+  for (const auto& worker : pool.workers()) EXPECT_NE(worker.host, "nodeC");
+}
+
+// A node's daemon killed alone while the pool's workers there had no work: they leave unasked
+// (daemon_watch.cpp) or when asked before the spawn, and the resize that would spawn is refused.
+TEST(MultiNode, KilledNodeDaemonOfIdleWorkersForbidsOnlySpawns) {
+  using namespace std::chrono_literals;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
+  std::this_thread::sleep_for(kDaemonLossNoticed);
+  EXPECT_THROW(pool.resize(6), fiber::SpawnError);
+  EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  EXPECT_EQ(pool.stats().workers_lost, 2u);
+}
+
+// The same with parked workers (no pool holds them): a pool that needs more than the parked
+// workers is refused, and one that the live parked workers make up works.
+TEST(MultiNode, LostNodeOfParkedWorkersForbidsOnlySpawns) {
+  std::vector<fiber::WorkerInfo> workers;
+  {
+    fiber::Pool first({.processes = 5});
+    workers = first.workers();
+  }  // its workers park
+  auto on_c = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
+  ASSERT_NE(on_c, workers.end());
+  ASSERT_GT(kill_the_node_of(on_c->pid), 2);
+  std::this_thread::sleep_for(kDaemonLossNoticed);
+  EXPECT_THROW(fiber::Pool({.processes = 6}), fiber::SpawnError);
+  fiber::Pool second({.processes = 3});
+  EXPECT_EQ(second.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
+  for (const auto& worker : second.workers()) EXPECT_NE(worker.host, "nodeC");
+}
+
 // A relay killed 0.3 s into a broadcast of 200 MB to 12 workers on the 3 nodes (the case of issue
 // 38): the body reaches every worker, and the relay's node loses no healthy worker (its others,
 // waiting for what the relay was forwarding, must not fall silent).

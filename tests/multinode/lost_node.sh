@@ -5,7 +5,12 @@
 # - MultiNode.LostNodeCostsOnlyItsItems: every process of nodeC (its node daemon, workers and task
 #   processes) SIGKILLed mid-map: the map completes and the pool works on;
 # - MultiNode.KilledNodeDaemonLeavesTheJobUsable: nodeC's daemon alone SIGKILLed: its workers
-#   leave, a map completes, a resize that would spawn is refused, the pool works on.
+#   leave, a map completes, a resize that would spawn is refused, the pool works on;
+# - MultiNode.LostNodeOfIdleWorkersForbidsOnlySpawns: every process of nodeC SIGKILLed while its
+#   workers in a pool had no work: a resize that would spawn is refused, the pool works on;
+# - MultiNode.KilledNodeDaemonOfIdleWorkersForbidsOnlySpawns: the same with nodeC's daemon alone;
+# - MultiNode.LostNodeOfParkedWorkersForbidsOnlySpawns: the same with nodeC's workers parked: a
+#   pool that needs a spawn is refused, one of the live parked workers works.
 # Each must end with fiberrun's status 0. Each node has a /dev/shm of its own (FAKE_NODE_SHM),
 # removed at the end with what the killed node left there, as a lost machine's memory goes with
 # it.
@@ -14,7 +19,10 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 nodes=$(mktemp -d /dev/shm/fiber-test-nodes.XXXXXX)
 trap 'rm -rf "$nodes"' EXIT
-for test in MultiNode.LostNodeCostsOnlyItsItems MultiNode.KilledNodeDaemonLeavesTheJobUsable; do
+for test in MultiNode.LostNodeCostsOnlyItsItems MultiNode.KilledNodeDaemonLeavesTheJobUsable \
+  MultiNode.LostNodeOfIdleWorkersForbidsOnlySpawns \
+  MultiNode.KilledNodeDaemonOfIdleWorkersForbidsOnlySpawns \
+  MultiNode.LostNodeOfParkedWorkersForbidsOnlySpawns; do
   status=0
   FAKE_NODE_SHM=$nodes FIBER_OVERSUBSCRIBE=1 FIBER_MULTINODE_LAUNCHER="$1" "$here/run.sh" "$2" \
     --gtest_filter="$test" || status=$?

@@ -30,6 +30,15 @@ bool lanes_wanted() {
   return true;
 }
 
+// Why no worker starts: `node` may be lost, as `why` says.
+SpawnError node_may_be_lost(const std::string& node, const std::string& why) {
+  return SpawnError(
+      fmt::format("fiber: no worker started: {} may be lost ({}), and under Open MPI 4.1 a spawn "
+                  "after a node's loss ends the whole job; the pools go on with the workers they "
+                  "have",
+                  node, why));
+}
+
 }  // namespace
 
 WorkerSet::WorkerSet(WorkerSpawner spawner)
@@ -40,12 +49,13 @@ void WorkerSet::make_available(int count, const WorkerShape& shape) {
                   return workers_[id]->spawned_for == shape;
                 }));
   if (missing <= 0) return;
+  // A spawn after a node's loss ends the whole job (docs/platform.md, "A lost node forbids
+  // spawns"): none while a node may be lost, and the other nodes are asked first.
   if (auto node = node_in_doubt()) {
-    throw SpawnError(fmt::format(
-        "fiber: no worker started: a worker on {} was lost and none there has answered since, so "
-        "the node may be lost, and under Open MPI 4.1 a spawn after a node's loss ends the whole "
-        "job; the pools go on with the workers they have",
-        *node));
+    throw node_may_be_lost(*node, "a worker there was lost and none there has answered since");
+  }
+  if (auto node = ask_other_nodes()) {
+    throw node_may_be_lost(*node, "none of its workers answered when asked before this spawn");
   }
   int live = 1;  // slots taken: the master's, and each live worker's
   for (const auto& worker : workers_) {
@@ -175,6 +185,14 @@ void WorkerSet::park_if_drained(int id) {
   worker.parked = true;
   send(id, MessageKind::park);
   parked_.push_back(id);
+  parked_count_.store(static_cast<int>(parked_.size()));
+}
+
+void WorkerSet::unpark(int id) {
+  Worker& worker = *workers_[id];
+  if (!worker.parked) return;
+  worker.parked = false;  // (revived, it parks again)
+  std::erase(parked_, id);
   parked_count_.store(static_cast<int>(parked_.size()));
 }
 

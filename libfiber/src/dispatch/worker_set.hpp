@@ -11,7 +11,7 @@
 // One class, its parts in files by job: worker_set.cpp (membership: obtaining, lending, parking,
 // the end), worker_set_sending.cpp (chunks), worker_set_broadcast.cpp (broadcasts and relays),
 // worker_set_polling.cpp (receiving, sends in flight), worker_set_losses.cpp (failed and silent
-// workers), worker_set_lanes.cpp (lanes).
+// workers, and the question to the other nodes before a spawn), worker_set_lanes.cpp (lanes).
 #pragma once
 
 #include <atomic>
@@ -53,7 +53,8 @@ class WorkerSet {
 
   // Makes `count` workers of `shape` parked, spawning those missing with one spawn, or as many
   // as the slots take (fiber::SpawnError if none can start, while a node may be lost:
-  // node_in_doubt(), or if a new worker's node cannot hold its shape: worker_placement.hpp).
+  // node_in_doubt() or ask_other_nodes(), or if a new worker's node cannot hold its shape:
+  // worker_placement.hpp).
   void make_available(int count, const WorkerShape& shape = {});
   // A worker of `pool`'s shape for it, a parked one else a new one, given what the shape needs
   // of its node's cores and devices that no worker a pool holds there has (worker_placement.hpp;
@@ -97,7 +98,8 @@ class WorkerSet {
   // Workers whose channel failed since the last call, each once (they are unreachable now).
   std::vector<int> newly_unreachable();
   // Busy workers of isolated pools silent for longer than the silence watch allows, looked for at
-  // most every kSilenceCheckPeriod (at the front of the silence queue): (id, why) of each.
+  // most every kSilenceCheckPeriod (at the front of the silence queue), and idle ones that did
+  // not answer before a spawn (ask_other_nodes): (id, why) of each.
   std::vector<std::pair<int, std::string>> newly_silent(Clock::time_point now);
 
   // Takes worker `id` for lost: it is sent nothing more; returns the chunks it held. On another
@@ -121,6 +123,12 @@ class WorkerSet {
 
   std::uint64_t next_chunk_id() const { return next_chunk_id_; }
 
+  // How long a node's workers have to answer before a spawn (ask_other_nodes) if none of them is
+  // busy: longer than an idle worker's longest sleep between looks at MPI (Supervisor::kIdleNap,
+  // 2 s), so that it answers even if its ring was lost, with as much again for a loaded node.
+  static constexpr auto kNodeAnswerTimeout = std::chrono::seconds(5);
+  // How the wait for their answers polls.
+  static constexpr auto kNodeAnswerPoll = std::chrono::milliseconds(1);
   // How often silent workers are looked for.
   static constexpr auto kSilenceCheckPeriod = std::chrono::milliseconds(100);
   // A gap longer than this between two looks means the dispatcher itself did not run (a long
@@ -155,6 +163,26 @@ class WorkerSet {
   // good; a message fiber cannot read fails its channel.
   void receive(int id, const MPI_Status& status,
                const std::function<void(int, Message&)>& on_message, Clock::time_point now);
+  // Takes the messages of the receives that completed: on_message, then heard_from, for each;
+  // the first exception on_message throws is left in `failure` (every message is taken). How many
+  // completed (MPI_UNDEFINED: no receive is active).
+  int take_arrived(Clock::time_point now, const std::function<void(int, Message&)>& on_message,
+                   std::exception_ptr& failure);
+  // Hands over the messages held while ask_other_nodes() waited, as take_arrived() does; whether
+  // there were any.
+  bool deliver_held(const std::function<void(int, Message&)>& on_message,
+                    std::exception_ptr& failure);
+  // Before a spawn: a spawn after a node daemon's end ends the whole job, and idle workers say
+  // nothing, so every live worker on another node than the master's is asked to answer (a probe,
+  // answered with a heartbeat; a worker whose daemon is gone leaves instead). Waits until a worker
+  // of each such node has been heard since, at most kNodeAnswerTimeout (or, for a node with busy
+  // workers, the longest worker_timeout of their pools, since an Isolation::none worker answers
+  // only with its next heartbeat). A node none answers is put in doubt and its workers that hold
+  // no work are taken for lost (newly_silent); returns it. Nothing is sent if every worker is on
+  // the master's node. What arrives meanwhile is held for the next poll().
+  std::optional<std::string> ask_other_nodes();
+  // Takes a parked worker out of the parked ones (it is lost).
+  void unpark(int id);
   // Completes what it can of the sends in flight (only workers with sends left are looked at).
   void progress_sends();
   // Watches worker `id`'s silence if it is busy in an isolated pool, else no more.
@@ -196,6 +224,10 @@ class WorkerSet {
   // after it: meanwhile the node may be lost, and a spawn would end the whole job
   // (docs/platform.md, "A lost node forbids spawns").
   std::map<std::string, Clock::time_point> node_in_doubt_since_;
+  // Messages that arrived while ask_other_nodes() waited, for poll() to hand over.
+  std::vector<std::pair<int, Message>> held_messages_;
+  // Idle workers that did not answer ask_other_nodes(), for newly_silent(): (id, why).
+  std::vector<std::pair<int, std::string>> unanswered_;
   bool lanes_ = true;  // off with FIBER_LANES=0, or once a lane could not be mapped here
   std::uint64_t next_lane_id_ = 1;
   std::vector<int> laned_;             // workers with a lane

@@ -1,10 +1,15 @@
 // WorkerSet's failure detection (worker_set.hpp): workers whose connection failed, busy workers
-// silent for too long (silence_watch.hpp, silence_queue.hpp), and what a lost worker held.
+// silent for too long (silence_watch.hpp, silence_queue.hpp), what a lost worker held, and the
+// other nodes' answer before a spawn.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
+#include <map>
+#include <ranges>
 #include <utility>
 
+#include "backoff.hpp"
 #include "dispatch/worker_set.hpp"
 #include "log.hpp"
 
@@ -36,7 +41,7 @@ std::vector<int> WorkerSet::newly_unreachable() {
 }
 
 std::vector<std::pair<int, std::string>> WorkerSet::newly_silent(Clock::time_point now) {
-  std::vector<std::pair<int, std::string>> silent;
+  auto silent = std::exchange(unanswered_, {});
   auto gap = now - last_silence_check_;
   if (gap < kSilenceCheckPeriod) return silent;
   bool first_check = last_silence_check_ == Clock::time_point{};
@@ -76,6 +81,7 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // hangs") and its receive stays posted: a worker that was only starved (an overloaded node)
   // answers again and is revived.
   worker.dead = true;
+  unpark(id);          // (no pool may take it)
   close_lane(worker);  // (its task process dies with it)
   silent_order_.unwatch(id);
   if (worker.busy) {
@@ -87,6 +93,76 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   // Its node may be lost with it: no spawn until a worker there is heard (make_available).
   if (worker.info.host != master_host_) node_in_doubt_since_[worker.info.host] = Clock::now();
   return chunks;
+}
+
+std::optional<std::string> WorkerSet::ask_other_nodes() {
+  const auto asked = Clock::now();
+  // Each node asked, and until when its answer is waited for.
+  std::map<std::string, Clock::time_point> waited;
+  int probed = 0;
+  for (std::size_t id = 0; id < workers_.size(); ++id) {
+    const Worker& worker = *workers_[id];
+    if (worker.dead || worker.unreachable || worker.info.host == master_host_) continue;
+    auto within = std::chrono::duration_cast<Clock::duration>(kNodeAnswerTimeout);
+    if (!worker.in_flight.empty()) {
+      within = std::max(within, std::chrono::duration_cast<Clock::duration>(
+                                    worker.in_flight.front().pool->options.worker_timeout));
+    }
+    auto [node, added] = waited.try_emplace(worker.info.host, asked + within);
+    if (!added) node->second = std::max(node->second, asked + within);
+    send(static_cast<int>(id), MessageKind::probe);
+    ++probed;
+  }
+  if (waited.empty()) return std::nullopt;
+  const std::size_t nodes = waited.size();
+  auto heard_since_asked = [&](const std::string& host) {
+    return std::any_of(workers_.begin(), workers_.end(), [&](const auto& worker) {
+      return !worker->dead && worker->info.host == host && worker->last_heard >= asked;
+    });
+  };
+  // Every worker there failed to take the question (MPI said so): none can answer.
+  auto unreachable = [&](const std::string& host) {
+    return std::none_of(workers_.begin(), workers_.end(), [&](const auto& worker) {
+      return !worker->dead && worker->info.host == host && !worker->channel.failure();
+    });
+  };
+  auto hold = [this](int id, Message& message) {
+    held_messages_.emplace_back(id, std::move(message));
+  };
+  std::exception_ptr failure;
+  Backoff backoff(kNodeAnswerPoll, kNodeAnswerPoll);
+  for (;;) {
+    progress_sends();
+    const auto now = Clock::now();
+    if (take_arrived(now, hold, failure) > 0) backoff.activity();
+    std::erase_if(waited, [&](const auto& node) { return heard_since_asked(node.first); });
+    if (std::all_of(waited.begin(), waited.end(), [&](const auto& node) {
+          return now > node.second || unreachable(node.first);
+        })) {
+      break;  // (also once every node answered)
+    }
+    backoff.pause();
+  }
+  if (failure) std::rethrow_exception(failure);
+  log::debug(
+      "asked {} workers on {} other nodes whether they live before a spawn: {} silent, "
+      "{:.2f} ms",
+      probed, nodes, waited.size(),
+      std::chrono::duration<double, std::milli>(Clock::now() - asked).count());
+  for (const auto& host : std::views::keys(waited)) {
+    node_in_doubt_since_[host] = asked;
+    for (std::size_t id = 0; id < workers_.size(); ++id) {
+      Worker& worker = *workers_[id];
+      if (worker.dead || worker.info.host != host || !worker.in_flight.empty()) continue;
+      // (A busy one's silence is watched already.)
+      worker.dead = true;  // (lose() finishes the job; no pool gives it work meanwhile)
+      unpark(static_cast<int>(id));
+      unanswered_.emplace_back(
+          id, fmt::format("{} did not answer before a spawn (its node lost?)", where(worker.info)));
+    }
+  }
+  if (waited.empty()) return std::nullopt;
+  return waited.begin()->first;
 }
 
 std::vector<InFlight> WorkerSet::abandon_in_flight() {

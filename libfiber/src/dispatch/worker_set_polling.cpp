@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <utility>
 
 #include "dispatch/worker_set.hpp"
 #include "fiber/errors.hpp"
@@ -26,12 +27,42 @@ bool WorkerSet::mpi_can_wait(int lent_busy, Clock::time_point now) const {
 
 bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message) {
   int lent_busy = 0;
-  bool lanes_moved = progress_lanes(now, lent_busy);
-  if (mpi_can_wait(lent_busy, now)) {
-    deliver_lane_results(on_message);
-    return lanes_moved;
+  bool moved = progress_lanes(now, lent_busy);
+  std::exception_ptr failure;
+  // (Older than what arrives now: taken first, so that each worker's messages keep their order.)
+  moved |= deliver_held(on_message, failure);
+  int completed = MPI_UNDEFINED;  // (MPI left alone, or no receive active)
+  if (!mpi_can_wait(lent_busy, now)) {
+    last_mpi_look_ = now;
+    completed = take_arrived(now, on_message, failure);
   }
-  last_mpi_look_ = now;
+  try {
+    deliver_lane_results(on_message);
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
+  if (completed != MPI_UNDEFINED) progress_sends();
+  if (failure) std::rethrow_exception(failure);
+  return completed > 0 || moved;  // none came: a quiet round, after which one may back off
+}
+
+bool WorkerSet::deliver_held(const std::function<void(int, Message&)>& on_message,
+                             std::exception_ptr& failure) {
+  if (held_messages_.empty()) return false;
+  for (auto& [id, message] : std::exchange(held_messages_, {})) {
+    try {
+      on_message(id, message);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+    heard_from(id);
+  }
+  return true;
+}
+
+int WorkerSet::take_arrived(Clock::time_point now,
+                            const std::function<void(int, Message&)>& on_message,
+                            std::exception_ptr& failure) {
   int completed = 0;
   int rc = receives_.test_some(completed);
   // A receive that completed in error (its worker died mid-message, its connection broke) is
@@ -39,13 +70,9 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
     throw Error("fiber: MPI_Testsome failed: " + mpi::error_text(rc));
   }
-  if (completed == MPI_UNDEFINED) {
-    deliver_lane_results(on_message);
-    return lanes_moved;
-  }
+  if (completed == MPI_UNDEFINED) return completed;
   // Every completed receive is taken (and posted again) even if one of them throws: a request
   // left completed would silence its worker for good.
-  std::exception_ptr failure;
   for (int k = 0; k < completed; ++k) {
     int id = receives_.indices()[k];
     const MPI_Status& status = receives_.statuses()[k];
@@ -61,14 +88,7 @@ bool WorkerSet::poll(Clock::time_point now, const std::function<void(int, Messag
     }
     heard_from(id);
   }
-  try {
-    deliver_lane_results(on_message);
-  } catch (...) {
-    if (!failure) failure = std::current_exception();
-  }
-  progress_sends();
-  if (failure) std::rethrow_exception(failure);
-  return completed > 0 || lanes_moved;  // none came: a quiet round, after which one may back off
+  return completed;
 }
 
 void WorkerSet::receive(int id, const MPI_Status& status,

@@ -32,6 +32,8 @@ std::string_view describe(MessageKind kind) {
       return "a lane_kill message";
     case MessageKind::replay:
       return "a replay message";
+    case MessageKind::probe:
+      return "a probe message";
   }
   return "a message of no known kind";
 }

@@ -13,7 +13,7 @@ enum class MessageKind : std::uint32_t {
   welcome,    // master -> worker: Welcome
   run,        // master -> worker: a list of run entries (run_entry.hpp), each one chunk of a job
   result,     // worker -> master: a list of result entries (result_entry.hpp); one per chunk
-  heartbeat,  // worker -> master, nothing else: alive, while it runs a chunk
+  heartbeat,  // worker -> master, nothing else: alive, while it runs a chunk or asked (probe)
   drop,       // master -> worker, nothing else: answer queued chunks as cancelled (terminated)
   park,       // master -> worker, nothing else: no pool holds you; free what you can and sleep
   shutdown,   // master -> worker: Shutdown
@@ -23,6 +23,7 @@ enum class MessageKind : std::uint32_t {
   lane_lost,  // worker -> master: LaneLost
   lane_kill,  // master -> worker: LaneKill
   replay,     // master -> worker: Replay
+  probe,      // master -> worker, nothing else: answer with a heartbeat if your node daemon lives
 };
 
 // How an error names a message of this kind: "a lane_kill message".

@@ -18,7 +18,9 @@ DaemonWatch::DaemonWatch() {
 bool DaemonWatch::gone(Clock::time_point now) {
   if (daemon_ == 0 || now < next_look_) return false;
   next_look_ = now + kLookPeriod;
-  return ::getppid() != daemon_;
+  return gone_now();
 }
+
+bool DaemonWatch::gone_now() const { return daemon_ != 0 && ::getppid() != daemon_; }
 
 }  // namespace fiber::detail

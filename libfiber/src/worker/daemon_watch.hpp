@@ -18,8 +18,11 @@ class DaemonWatch {
 
   // Watches the parent if it is an orted (a worker started otherwise has none to watch).
   DaemonWatch();
-  // True once the daemon has gone (this process was handed to another parent).
+  // True once the daemon has gone (this process was handed to another parent), looked at once
+  // every kLookPeriod.
   bool gone(Clock::time_point now);
+  // The same, looked at now (before the worker says that its node lives).
+  bool gone_now() const;
 
  private:
   pid_t daemon_ = 0;  // 0: nothing watched

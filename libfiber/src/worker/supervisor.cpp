@@ -87,6 +87,15 @@ void Supervisor::lost_daemon() {
   std::_Exit(1);
 }
 
+void Supervisor::answer_probe() {
+  // The master spawns after the answer, and a spawn after a node daemon's end ends the whole job
+  // (docs/platform.md, "A lost node forbids spawns"): a worker whose daemon is gone leaves
+  // instead (the master takes its silence for its node's loss).
+  if (daemon_.gone_now()) lost_daemon();
+  channel_.send(MessageKind::heartbeat);
+  last_sent_ = Clock::now();
+}
+
 bool Supervisor::take_messages() {
   bool any = false;
   for (;;) {
@@ -156,6 +165,9 @@ bool Supervisor::take_messages() {
         replays_.remember(replay.entry, replay.lane);
         break;
       }
+      case MessageKind::probe:
+        answer_probe();
+        break;
       default:
         break;
     }

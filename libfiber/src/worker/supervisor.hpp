@@ -90,6 +90,9 @@ class Supervisor {
   [[noreturn]] void lost_master();
   // Its node daemon died (daemon_watch.hpp): the worker leaves, its task process too.
   [[noreturn]] void lost_daemon();
+  // The master asks, before a spawn, whether this worker's node lives: a heartbeat if its daemon
+  // does, else the worker leaves.
+  void answer_probe();
   // Handles the messages that have arrived, up to and including the first run message (its work
   // starts before the next test); true if there was one.
   bool take_messages();
