@@ -241,8 +241,8 @@ std::vector<double> evaluation_returns(fiber::Pool& pool, const Options& o, std:
 }
 
 // Where the update runs (--learner-cores): in the master (no pool), or on a learner, a pool of one
-// worker of N cores; what its updates cost beyond their computation (docs/guide/rl.md "The
-// update on N cores").
+// worker of N cores; what its updates cost beyond their computation.
+// docs/guide/rl.md "fiber-ppo's update on N cores".
 struct Learner {
   std::optional<fiber::Pool> pool;
   std::int64_t updates = 0;
