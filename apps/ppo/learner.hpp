@@ -59,7 +59,7 @@ struct UpdateReport {
 };
 
 // Samples of a part: fewer make its matrix products inefficient (the shapes' GEMMs).
-constexpr Eigen::Index kSamplesPerPart = 16;
+constexpr Eigen::Index kSamplesPerPart = 32;
 // Parts of a minibatch at most: as many threads as that can share its gradient.
 constexpr int kMaxGradientParts = 64;
 
