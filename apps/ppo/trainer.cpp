@@ -277,7 +277,7 @@ PolicySnapshot snapshot_of(const TrainerState& s) {
 }
 
 // One iteration: rollouts on the pool (segments and, when due, evaluation episodes of the same
-// policy), then the update on the master.
+// policy), then the update, in the master or on the learner.
 IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, Learner& learner,
                               const Options& o, const UpdateSettings& update_settings,
                               RolloutLogs& rollouts) {
