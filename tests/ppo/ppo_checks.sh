@@ -31,7 +31,8 @@
 #            checkpoint; a FIFO, a directory or a device as --checkpoint, --output or --resume is
 #            one line and exit 2 at once (tests/support/checkpoint_safety.sh).
 # scaling:   benchmarks/ppo_scaling (small) writes every run and update, its report the
-#            comparison and the target; benchmarks/ppo_update refuses bad flags with one line.
+#            comparison and the target; benchmarks/ppo_update refuses bad flags with one line,
+#            and with --threads 2 reports the same parameters as on one thread.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -338,6 +339,15 @@ scaling)
   expect_status 2 "ppo_update: --samples: .*not in range 1 to" "$update" --samples 0
   expect_status 2 "fewer than 2" "$update" --samples 8 --minibatches 8
   expect_status 2 "ppo_update: .*unknown environment 'Nope'" "$update" --env Nope
+  expect_status 2 "ppo_update: --threads: .*not in range 1 to" "$update" --threads 0
+  # --threads 2: the update on 2 threads beside 1, the same parameters (the last field).
+  "$update" --samples 256 --epochs 1 --minibatches 2 --repeats 1 --threads 2 --header >threads.csv
+  $python - <<'PY' || fail "ppo_update --threads 2"
+import csv
+row = next(csv.DictReader(open("threads.csv")))
+assert row["threads"] == "2" and row["identical"] == "1", row
+assert float(row["threaded_cpu_seconds"]) > 0 and float(row["threaded_wall_seconds"]) > 0, row
+PY
   $python "$here/../../benchmarks/ppo_scaling/ppo_scaling.py" "$build" --header --workers 1 2 \
     --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 16 --replay 16 --replay-nodes 2 \
     >scaling.csv
