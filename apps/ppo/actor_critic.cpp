@@ -75,12 +75,21 @@ double ActorCritic::gaussian_log_prob(const Eigen::VectorXd& mean,
 
 LossTerms ActorCritic::loss(const Batch& batch, const LossCoefficients& c,
                             Eigen::VectorXd* gradient) const {
+  return loss_share(batch, batch.observations.cols(), c, gradient);
+}
+
+LossTerms ActorCritic::loss_share(const Batch& batch, Eigen::Index minibatch_size,
+                                  const LossCoefficients& c, Eigen::VectorXd* gradient) const {
   const Eigen::Index n = batch.observations.cols();
   if (n == 0 || batch.actions.cols() != n || batch.old_log_probs.size() != n ||
-      batch.advantages.size() != n || batch.returns.size() != n) {
-    throw std::invalid_argument("ActorCritic::loss: an empty batch or parts of different sizes");
+      batch.advantages.size() != n || batch.returns.size() != n || minibatch_size < n) {
+    throw std::invalid_argument(
+        "ActorCritic::loss: an empty batch, parts of different sizes or more samples than its "
+        "minibatch");
   }
-  const double inv_n = 1.0 / static_cast<double>(n);
+  // Means over the minibatch: each of this part's samples weighs 1 / minibatch_size.
+  const double inv_n = 1.0 / static_cast<double>(minibatch_size);
+  const double share = static_cast<double>(n) * inv_n;
   const rl::Mlp::ForwardCache policy_cache = policy_.forward_with_cache(batch.observations);
   const rl::Mlp::ForwardCache value_cache = value_.forward_with_cache(batch.observations);
   const Eigen::MatrixXd& out = policy_cache.outputs;
@@ -128,7 +137,7 @@ LossTerms ActorCritic::loss(const Batch& batch, const LossCoefficients& c,
   terms.policy *= inv_n;
   terms.approx_kl *= inv_n;
   terms.clip_fraction *= inv_n;
-  terms.entropy = entropies.mean();
+  terms.entropy = entropies.sum() * inv_n;
   const Eigen::RowVectorXd value_error = value_cache.outputs.row(0) - batch.returns.transpose();
   terms.value = 0.5 * value_error.squaredNorm() * inv_n;
   terms.total = terms.policy - c.entropy * terms.entropy + c.value * terms.value;
@@ -152,7 +161,7 @@ LossTerms ActorCritic::loss(const Batch& batch, const LossCoefficients& c,
     // d log_prob / d mean = z / std; d log_prob / d log_std = z^2 - 1; d entropy / d log_std = 1
     d_out = (z.array().colwise() * inv_std).matrix() * d_log_prob.asDiagonal();
     d_log_std = (z.array().square() - 1.0).matrix() * d_log_prob;
-    d_log_std.array() -= c.entropy;
+    d_log_std.array() -= c.entropy * share;
   }
   const Eigen::MatrixXd d_value = (c.value * inv_n) * value_error;
   gradient->resize(parameter_count());

@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 
 #include "policy/action.hpp"
+#include "policy/eigen_serialization.hpp"
 #include "policy/mlp.hpp"
 
 namespace fiber::ppo {
@@ -27,6 +28,11 @@ struct LossCoefficients {
   double clip = 0.2;      // ratio clipping [clip_coef]
   double value = 0.5;     // value loss weight [vf_coef]
   double entropy = 0.01;  // entropy bonus weight [ent_coef]
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& clip& value& entropy;
+  }
 };
 
 // One minibatch, one sample per column (or entry).
@@ -46,6 +52,11 @@ struct LossTerms {
   double entropy = 0;        // mean entropy of the policy
   double approx_kl = 0;      // mean (r - 1) - log r (Schulman's k3 estimator)
   double clip_fraction = 0;  // fraction of samples with |r - 1| > clip
+
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& total& policy& value& entropy& approx_kl& clip_fraction;
+  }
 };
 
 class ActorCritic {
@@ -91,6 +102,17 @@ class ActorCritic {
   // parameters() (same order and size).
   LossTerms loss(const Batch& batch, const LossCoefficients& coefficients,
                  Eigen::VectorXd* gradient) const;
+  // The share of `part`, some of the samples of a minibatch of `minibatch_size`, in that
+  // minibatch's loss: the terms and gradients of its parts add up to the minibatch's (a sum in
+  // another order: equal up to rounding).
+  LossTerms loss_share(const Batch& part, Eigen::Index minibatch_size,
+                       const LossCoefficients& coefficients, Eigen::VectorXd* gradient) const;
+
+  // Boost.Serialization: the head, both networks and log_std (a learner's task carries them).
+  template <class Archive>
+  void serialize(Archive& archive, unsigned /*version*/) {
+    archive& discrete_& policy_& value_& log_std_;
+  }
 
  private:
   double gaussian_log_prob(const Eigen::VectorXd& mean, const Eigen::VectorXd& action) const;

@@ -3,11 +3,17 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <thread>
 
 #include "envs/environment.hpp"
 #include "run/network_memory.hpp"
 
 namespace fiber::ppo {
+namespace {
+
+constexpr int kMaxLearnerCores = 4096;  // a bound for the flag's range; a node's cores check it
+
+}  // namespace
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -96,6 +102,11 @@ Options parse_options(int argc, char** argv) {
       ->capture_default_str();
   rl::add_switch(app, "--park-during-update,!--no-park-during-update", o.park_during_update,
                  "park the workers (pool size 0) while the master updates the networks");
+  app.add_option("--learner-cores", o.learner_cores,
+                 "cores of the update: 1 runs it in the master; N > 1 on a learner, a worker "
+                 "bound to N cores of its node, on N threads (the same results for any N)")
+      ->check(rl::in_range(1, kMaxLearnerCores))
+      ->capture_default_str();
   app.add_option("--step-sleep-us", o.step_sleep_us,
                  "simulated cost of an environment step in microseconds, slept at the end of "
                  "each segment and evaluation episode: a controlled rollout cost for scaling "
@@ -140,6 +151,11 @@ Options parse_options(int argc, char** argv) {
             .master_copies = kMasterCopies,
             .worker_copies = kWorkerCopies,
             .workers = o.workers > 0 ? o.workers : o.environments});
+  if (const unsigned cores = std::thread::hardware_concurrency();
+      cores > 0 && static_cast<unsigned>(o.learner_cores) > cores) {
+    rl::reject(app, "--learner-cores " + std::to_string(o.learner_cores) +
+                        ": more than this node's " + std::to_string(cores) + " cores");
+  }
   if (o.batch_size() / o.minibatches < 2) {
     rl::reject(app, "--minibatches " + std::to_string(o.minibatches) +
                         " leaves fewer than 2 samples per " +

@@ -38,8 +38,9 @@ struct Options {
   bool stop_at_target = false;
   int workers = 0;                  // 0: one per slot
   bool park_during_update = false;  // shrink the pool to 0 while the master updates
-  int step_sleep_us = 0;            // simulated cost per environment step, slept (benchmarks)
-  bool overwrite = false;           // may replace any file at --output and --checkpoint
+  int learner_cores = 1;   // 1: the update in the master; N > 1: on a learner worker of N cores
+  int step_sleep_us = 0;   // simulated cost per environment step, slept (benchmarks)
+  bool overwrite = false;  // may replace any file at --output and --checkpoint
   rl::RunFiles files{"ppo-run.h5"};
   rl::RolloutLevel rollout_log = rl::RolloutLevel::full;  // OUTPUT.rollouts.h5, OUTPUT.tasks.h5
   double task_timeout = rl::kDefaultTaskTimeoutSeconds;   // seconds a task may run; 0: no limit

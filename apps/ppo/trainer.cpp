@@ -11,11 +11,13 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "actor_critic.hpp"
 #include "envs/environment.hpp"
 #include "gae.hpp"
 #include "learner.hpp"
+#include "learner_task.hpp"
 #include "policy/adam.hpp"
 #include "policy/normalizer.hpp"
 #include "return_scaler.hpp"
@@ -238,15 +240,47 @@ std::vector<double> evaluation_returns(fiber::Pool& pool, const Options& o, std:
   return returns;
 }
 
+// Where the update runs (--learner-cores): in the master (no pool), or on a learner, a pool of one
+// worker of N cores; what its updates cost beyond their computation.
+// docs/guide/rl.md "fiber-ppo's update on N cores".
+struct Learner {
+  std::optional<fiber::Pool> pool;
+  std::int64_t updates = 0;
+  double seconds = 0;          // the updates' wall time, seen from the master
+  double compute_seconds = 0;  // of which the learner computed
+};
+
+// The update, in the master or on the learner: the same results either way (learner_task.hpp).
+UpdateReport update(TrainerState& s, Samples samples, const UpdateSettings& settings,
+                    Learner& learner) {
+  if (!learner.pool) return ppo_update(s.model, s.adam, samples, settings, s.rng);
+  std::ostringstream engine;
+  engine << s.rng;
+  const auto started = Clock::now();
+  LearnerResult result = learner.pool->apply(
+      ppo_learn, LearnerTask{s.model, s.adam, engine.str(), std::move(samples), settings});
+  learner.seconds += seconds_since(started);
+  learner.compute_seconds += result.seconds;
+  if (learner.updates++ == 0) {
+    std::printf("fiber-ppo: the update on a learner bound to %d cores, on %d threads\n",
+                result.cores, result.report.threads);
+  }
+  s.model = std::move(result.model);
+  s.adam = std::move(result.adam);
+  std::istringstream(result.rng) >> s.rng;
+  return result.report;
+}
+
 PolicySnapshot snapshot_of(const TrainerState& s) {
   return {s.iteration, to_vector(s.model.parameters()), to_vector(s.normalizer.mean()),
           to_vector(s.normalizer.std())};
 }
 
 // One iteration: rollouts on the pool (segments and, when due, evaluation episodes of the same
-// policy), then the update on the master.
-IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, const Options& o,
-                              const UpdateSettings& update_settings, RolloutLogs& rollouts) {
+// policy), then the update, in the master or on the learner.
+IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, Learner& learner,
+                              const Options& o, const UpdateSettings& update_settings,
+                              RolloutLogs& rollouts) {
   IterationReport report;
   const auto started = Clock::now();
   if (o.park_during_update) pool.resize(o.workers);
@@ -273,7 +307,7 @@ IterationReport run_iteration(TrainerState& s, fiber::Pool& pool, const Options&
       1.0 - static_cast<double>(s.iteration) / static_cast<double>(o.iterations());
   report.learning_rate = o.anneal_learning_rate ? o.learning_rate * fraction_left : o.learning_rate;
   s.adam.set_stepsize(report.learning_rate);
-  report.update = ppo_update(s.model, s.adam, samples, update_settings, s.rng);
+  report.update = update(s, std::move(samples), update_settings, learner);
   report.update_seconds = seconds_since(update_started);
   s.seconds += seconds_since(started);
   ++s.iteration;
@@ -325,6 +359,12 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
   fiber::Pool& pool = session.start_pool({.processes = run.workers,
                                           .initializer = fiber::call(ppo_setup, settings),
                                           .task_timeout = rl::task_timeout(o.task_timeout)});
+  Learner learner;
+  if (o.learner_cores > 1) {
+    learner.pool.emplace(fiber::PoolOptions{.processes = 1,
+                                            .task_timeout = rl::task_timeout(o.task_timeout),
+                                            .shape = {.cores = o.learner_cores}});
+  }
   rl::RunLog& log =
       session.open_log(state.iteration, {{"config", o.config_text},
                                          {"environment", o.environment},
@@ -352,7 +392,8 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
                                        o.epochs,
                                        o.minibatches,
                                        o.max_gradient_norm,
-                                       o.normalize_advantages};
+                                       o.normalize_advantages,
+                                       o.learner_cores};
   while (state.iteration < o.iterations()) {
     // A graceful stop (SIGTERM, SIGINT) between iterations: the one in flight (short) was
     // finished and logged; the checkpoint is of it, so a resumed run repeats and loses nothing.
@@ -361,7 +402,7 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
           state.iteration, [&] { save(state, identity, session); }, rollouts.all());
     }
     const std::int64_t i = state.iteration;
-    const IterationReport r = run_iteration(state, pool, run, update_settings, rollouts);
+    const IterationReport r = run_iteration(state, pool, learner, run, update_settings, rollouts);
     const EpisodeSummary episodes = summarize(r);
     const auto& loss = r.update.loss;
     // A failure to append leaves the last checkpoint, behind the log's rows. The rollouts come
@@ -413,6 +454,14 @@ int train_iterations(const Options& o, TrainerState& state, const rl::RunIdentit
       static_cast<long long>(state.iteration), static_cast<long long>(state.timesteps),
       state.seconds, final_eval, o.eval_episodes, o.files.output.c_str(),
       o.files.checkpoint.c_str());
+  if (learner.updates > 0) {
+    std::printf(
+        "fiber-ppo: learner: %lld updates in %.3f s, %.3f s of them moving the samples and the "
+        "model (%.1f ms an update)\n",
+        static_cast<long long>(learner.updates), learner.seconds,
+        learner.seconds - learner.compute_seconds,
+        1e3 * (learner.seconds - learner.compute_seconds) / static_cast<double>(learner.updates));
+  }
   return 0;
 }
 

@@ -3,16 +3,21 @@
 // samples of an environment's shapes, and, in the same process, the matrix products of the same
 // shapes alone (Eigen GEMMs: each layer's forward product, its weight gradient and, above the
 // first layer, the gradient it passes down). CPU time of this process, the smallest of the
-// repeats of each, the two measured in turn. One CSV line on stdout:
+// repeats of each, the two measured in turn. With --threads N > 1, the update on N threads
+// (fiber-ppo --learner-cores N) is measured too, in turn with the others: its CPU and wall time,
+// the wall-time gain over one thread, and whether its parameters equal one thread's bit for bit.
+// One CSV line on stdout:
 //
 //   environment,observations,actions,hidden,parameters,samples,epochs,minibatches,
-//   update_seconds,gemm_seconds,gemm_gflops,ratio
+//   update_seconds,gemm_seconds,gemm_gflops,ratio,
+//   update_wall_seconds,threads,threaded_cpu_seconds,threaded_wall_seconds,wall_gain,identical
 //
 //   ppo_update [--env Humanoid-v5] [--hidden 64 64] [--samples 2048] [--epochs 10]
-//              [--minibatches 32] [--repeats 5] [--header]
+//              [--minibatches 32] [--repeats 5] [--threads 1] [--header]
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -44,6 +49,7 @@ struct Flags {
   int epochs = 10;
   int minibatches = 32;
   int repeats = 5;
+  int threads = 1;
   bool header = false;
 };
 
@@ -67,16 +73,35 @@ fiber::ppo::Samples synthetic_samples(const fiber::ppo::ActorCritic& model, long
   return s;
 }
 
-double update_seconds(const fiber::ppo::ActorCritic& initial, const fiber::ppo::Samples& samples,
-                      const Flags& f) {
+// One update's CPU and wall seconds, and the parameters it leaves.
+struct UpdateRun {
+  double cpu_seconds = 0, wall_seconds = 0;
+  Eigen::VectorXd parameters;
+};
+
+UpdateRun run_update(const fiber::ppo::ActorCritic& initial, const fiber::ppo::Samples& samples,
+                     const Flags& f, int threads) {
   fiber::ppo::ActorCritic model = initial;
   fiber::rl::Adam adam(model.parameter_count(), kLearningRate, 0.9, 0.999, kAdamEpsilon);
   std::mt19937_64 rng(kSeed);
   const fiber::ppo::UpdateSettings settings{
-      .coefficients = {}, .epochs = f.epochs, .minibatches = f.minibatches};
+      .coefficients = {}, .epochs = f.epochs, .minibatches = f.minibatches, .threads = threads};
+  const auto wall_started = std::chrono::steady_clock::now();
   const double started = process_cpu_seconds();
   fiber::ppo::ppo_update(model, adam, samples, settings, rng);
-  return process_cpu_seconds() - started;
+  UpdateRun run;
+  run.cpu_seconds = process_cpu_seconds() - started;
+  run.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_started).count();
+  run.parameters = model.parameters();
+  return run;
+}
+
+// The smallest CPU and wall time of the repeats (each on its own), and the last parameters.
+void keep_fastest(UpdateRun& best, UpdateRun run) {
+  best.cpu_seconds = std::min(best.cpu_seconds, run.cpu_seconds);
+  best.wall_seconds = std::min(best.wall_seconds, run.wall_seconds);
+  best.parameters = std::move(run.parameters);
 }
 
 // The products of one network's pass over a minibatch, with their operands.
@@ -140,6 +165,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, kMaxCount));
   app.add_option("--repeats", f.repeats, "measurements of each, the smallest kept")
       ->check(CLI::Range(1, kMaxCount));
+  app.add_option("--threads", f.threads,
+                 "threads of the update measured beside one thread's (fiber-ppo --learner-cores)")
+      ->check(CLI::Range(1, kMaxCount));
   app.add_flag("--header", f.header, "print the CSV header first");
   if (auto status = fiber_benchmarks::parse_flags(app, argc, argv)) return *status;
   const long minibatch = f.samples / f.minibatches;
@@ -166,23 +194,31 @@ int main(int argc, char** argv) {
   std::vector<LayerProducts> value =
       layer_products(network_sizes(observations, f.hidden, 1), minibatch);
   const long passes = static_cast<long>(f.epochs) * f.minibatches;
-  double update = std::numeric_limits<double>::infinity();
-  double gemm = update;
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  UpdateRun update{kNone, kNone, {}};
+  UpdateRun threaded = update;
+  double gemm = kNone;
   for (int r = 0; r < f.repeats; ++r) {
-    update = std::min(update, update_seconds(model, samples, f));
+    keep_fastest(update, run_update(model, samples, f, 1));
+    if (f.threads > 1) keep_fastest(threaded, run_update(model, samples, f, f.threads));
     gemm = std::min(gemm, gemm_seconds(policy, passes) + gemm_seconds(value, passes));
   }
+  if (f.threads == 1) threaded = update;
   const double flops = static_cast<double>(passes) * (flops_of(policy) + flops_of(value));
   std::string hidden;
   for (long size : f.hidden) hidden += (hidden.empty() ? "" : "x") + std::to_string(size);
   if (f.header) {
     std::printf(
         "environment,observations,actions,hidden,parameters,samples,epochs,minibatches,"
-        "update_seconds,gemm_seconds,gemm_gflops,ratio\n");
+        "update_seconds,gemm_seconds,gemm_gflops,ratio,update_wall_seconds,threads,"
+        "threaded_cpu_seconds,threaded_wall_seconds,wall_gain,identical\n");
   }
-  std::printf("%s,%ld,%ld,%s,%ld,%ld,%d,%d,%.6f,%.6f,%.3f,%.3f\n", f.environment.c_str(),
-              observations, static_cast<long>(space.size), hidden.c_str(),
+  std::printf("%s,%ld,%ld,%s,%ld,%ld,%d,%d,%.6f,%.6f,%.3f,%.3f,%.6f,%d,%.6f,%.6f,%.3f,%d\n",
+              f.environment.c_str(), observations, static_cast<long>(space.size), hidden.c_str(),
               static_cast<long>(model.parameter_count()), f.samples, f.epochs, f.minibatches,
-              update, gemm, flops / gemm / kGiga, update / gemm);
+              update.cpu_seconds, gemm, flops / gemm / kGiga, update.cpu_seconds / gemm,
+              update.wall_seconds, f.threads, threaded.cpu_seconds, threaded.wall_seconds,
+              update.wall_seconds / threaded.wall_seconds,
+              threaded.parameters == update.parameters ? 1 : 0);
   return 0;
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end checks of fiber-ppo, each a CTest test:
-#   ppo_checks.sh BUILD_DIR learns|workers|resume|humanoid|stop|bad-input|data-safety|
+#   ppo_checks.sh BUILD_DIR learns|workers|learner|resume|humanoid|stop|bad-input|data-safety|
 #                 checkpoint-safety|scaling
 # learns:    CartPole-v1 (CleanRL's settings) reaches an eval return >= 475 within 150k steps.
 # workers:   the same seed with 1 and with 4 workers gives bit-identical trajectories and
 #            parameters (CartPole; Pendulum with normalization, the 4 workers parked during the
 #            updates).
+# learner:   --learner-cores 2: the update runs on a learner, a worker bound to 2 cores, on 2
+#            threads (its line says so), and the run is bit-identical to --learner-cores 1 (the
+#            update in the master), CartPole and Pendulum; a run stopped with 2 and resumed with 1
+#            too. Needs 2 cores.
 # resume:    3 iterations (--stop-after) + resume to 6 gives bit-identical parameters and log to
 #            6 in one go, and the log has every iteration exactly once.
 # humanoid:  Humanoid-v5 (its MuJoCo state travelling with the slots' tasks, episodes ending
@@ -27,7 +31,8 @@
 #            checkpoint; a FIFO, a directory or a device as --checkpoint, --output or --resume is
 #            one line and exit 2 at once (tests/support/checkpoint_safety.sh).
 # scaling:   benchmarks/ppo_scaling (small) writes every run and update, its report the
-#            comparison and the target; benchmarks/ppo_update refuses bad flags with one line.
+#            comparison and the target; benchmarks/ppo_update refuses bad flags with one line,
+#            and with --threads 2 reports the same parameters as on one thread.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +100,26 @@ workers)
   grep -q "4 workers" out.txt ||
     fail "not 4 workers"
   same_run pendulum-one pendulum-four
+  ;;
+learner)
+  cartpole=(--config "$configs/cartpole.toml" --total-timesteps 2048 --workers 2 --eval-every 2
+            --eval-episodes 2 --checkpoint-every 1)
+  "${ppo[@]}" "${cartpole[@]}" --learner-cores 1 --output one.h5 >one.txt
+  ! grep -q "learner" one.txt || fail "a learner with --learner-cores 1"
+  "${ppo[@]}" "${cartpole[@]}" --learner-cores 2 --output two.h5 >two.txt
+  grep -qx "fiber-ppo: the update on a learner bound to 2 cores, on 2 threads" two.txt ||
+    { cat two.txt; fail "no learner of 2 cores on 2 threads"; }
+  grep -q "^fiber-ppo: learner: 4 updates in " two.txt || { cat two.txt; fail "not 4 updates"; }
+  same_run one two
+  "${ppo[@]}" "${cartpole[@]}" --learner-cores 2 --stop-after 2 --output split.h5 >/dev/null
+  "${ppo[@]}" "${cartpole[@]}" --learner-cores 1 --output split.h5 --resume auto |
+    grep -q "resumed" || fail "no resume"
+  same_run one split
+  pendulum=(--config "$configs/pendulum.toml" --steps 256 --minibatches 4 --total-timesteps 2048
+            --eval-every 2 --eval-episodes 1 --workers 2)
+  "${ppo[@]}" "${pendulum[@]}" --output pendulum-one.h5 >/dev/null
+  "${ppo[@]}" "${pendulum[@]}" --learner-cores 2 --output pendulum-two.h5 >/dev/null
+  same_run pendulum-one pendulum-two
   ;;
 resume)
   common=(--config "$configs/pendulum.toml" --steps 200 --minibatches 8 --eval-every 2
@@ -201,6 +226,16 @@ bad-input)
   expect_refused "--step-sleep-us: .*not 20000000" --step-sleep-us 20000000
   expect_refused "--step-sleep-us" --step-sleep-us 2.5
   expect_refused "--step-sleep-us" --step-sleep-us abc
+  # --learner-cores: a whole number of cores, at least 1, at most this node's.
+  expect_refused "--learner-cores: .*not 0" --learner-cores 0
+  expect_refused "--learner-cores: .*not -2" --learner-cores -2
+  expect_refused "--learner-cores" --learner-cores 1.5
+  expect_refused "--learner-cores" --learner-cores two
+  cores=$(getconf _NPROCESSORS_ONLN)
+  expect_refused "--learner-cores $((cores + 1)): more than this node's $cores cores" \
+    --learner-cores $((cores + 1))
+  printf 'learner-cores = 0\n' >learner.toml
+  expect_refused "learner-cores" --config learner.toml
   printf 'step-sleep-us = -5\n' >sleep.toml
   expect_refused "step-sleep-us" --config sleep.toml
   "${ppo[@]}" --config "$configs/cartpole.toml" --envs 2 --steps 50 --total-timesteps 200 \
@@ -304,6 +339,15 @@ scaling)
   expect_status 2 "ppo_update: --samples: .*not in range 1 to" "$update" --samples 0
   expect_status 2 "fewer than 2" "$update" --samples 8 --minibatches 8
   expect_status 2 "ppo_update: .*unknown environment 'Nope'" "$update" --env Nope
+  expect_status 2 "ppo_update: --threads: .*not in range 1 to" "$update" --threads 0
+  # --threads 2: the update on 2 threads beside 1, the same parameters (the last field).
+  "$update" --samples 256 --epochs 1 --minibatches 2 --repeats 1 --threads 2 --header >threads.csv
+  $python - <<'PY' || fail "ppo_update --threads 2"
+import csv
+row = next(csv.DictReader(open("threads.csv")))
+assert row["threads"] == "2" and row["identical"] == "1", row
+assert float(row["threaded_cpu_seconds"]) > 0 and float(row["threaded_wall_seconds"]) > 0, row
+PY
   $python "$here/../../benchmarks/ppo_scaling/ppo_scaling.py" "$build" --header --workers 1 2 \
     --steps 64 --iterations 2 --step-sleep-us 1000 --project-to 16 --replay 16 --replay-nodes 2 \
     >scaling.csv

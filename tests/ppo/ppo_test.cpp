@@ -1,8 +1,11 @@
 // fiber-ppo's parts without MPI: the PPO loss's gradient against central finite differences for
 // every parameter (each layer of both networks, log_std) with both heads; GAE against a hand
-// computation; gradient clipping; environment states that travel between workers.
+// computation; gradient clipping; the update on several threads (bit-identical to one);
+// environment states that travel between workers.
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -12,6 +15,7 @@
 #include "envs/environment.hpp"
 #include "gae.hpp"
 #include "learner.hpp"
+#include "part_threads.hpp"
 #include "return_scaler.hpp"
 
 namespace fiber::ppo {
@@ -148,6 +152,84 @@ TEST(Learner, UpdateLowersTheLossOnAFixedBatch) {
   rl::Adam adam(model.parameter_count(), 1e-2);
   ppo_update(model, adam, samples, {.coefficients = {}, .epochs = 10, .minibatches = 2}, rng);
   EXPECT_LT(model.loss(batch, coefficients, nullptr).value, before);
+}
+
+TEST(Learner, PartsOfAMinibatchAddUpToItsLoss) {
+  std::mt19937_64 rng(4);
+  const ActorCritic model(3, {5, 4}, false, 2, -0.3, 6);
+  const Batch batch = make_batch(model, 10, rng);
+  const LossCoefficients coefficients{.clip = 0.2, .value = 0.7, .entropy = 0.05};
+  Eigen::VectorXd whole_gradient, first_gradient, second_gradient;
+  const LossTerms whole = model.loss(batch, coefficients, &whole_gradient);
+  auto part = [&](Eigen::Index first, Eigen::Index count) {
+    return Batch{batch.observations.middleCols(first, count),
+                 batch.actions.middleCols(first, count), batch.old_log_probs.segment(first, count),
+                 batch.advantages.segment(first, count), batch.returns.segment(first, count)};
+  };
+  const LossTerms first = model.loss_share(part(0, 3), 10, coefficients, &first_gradient);
+  const LossTerms second = model.loss_share(part(3, 7), 10, coefficients, &second_gradient);
+  EXPECT_NEAR(first.total + second.total, whole.total, 1e-12);
+  EXPECT_NEAR(first.entropy + second.entropy, whole.entropy, 1e-12);
+  EXPECT_NEAR(first.clip_fraction + second.clip_fraction, whole.clip_fraction, 1e-12);
+  EXPECT_LT((first_gradient + second_gradient - whole_gradient).lpNorm<Eigen::Infinity>(), 1e-12);
+}
+
+TEST(Learner, GradientPartsDependOnTheMinibatchSizeAlone) {
+  EXPECT_EQ(gradient_parts(2), 1);
+  EXPECT_EQ(gradient_parts(2 * kSamplesPerPart - 1), 1);
+  EXPECT_EQ(gradient_parts(2 * kSamplesPerPart), 2);
+  EXPECT_EQ(gradient_parts(4 * kSamplesPerPart + 3), 4);
+  EXPECT_EQ(gradient_parts(1'000'000), kMaxGradientParts);
+}
+
+// fiber-ppo --learner-cores N: the same update on 1, 2 or 3 threads (more than its parts too)
+// leaves bit-identical parameters, optimizer state and losses, each thread computing parts.
+TEST(Learner, ThreadsGiveBitIdenticalUpdates) {
+  std::mt19937_64 data_rng(9);
+  const ActorCritic initial(6, {16, 16}, false, 2, 0.0, 7);
+  const Eigen::Index n = 8 * kSamplesPerPart;  // 2 minibatches of 4 parts
+  const Batch batch = make_batch(initial, n, data_rng);
+  const Samples samples{batch.observations, batch.actions, batch.old_log_probs,
+                        batch.advantages,   batch.returns, Eigen::VectorXd::Zero(n)};
+  struct Outcome {
+    Eigen::VectorXd parameters, m, v;
+    UpdateReport report;
+  };
+  auto update_on = [&](int threads) {
+    ActorCritic model = initial;
+    rl::Adam adam(model.parameter_count(), 1e-2);
+    std::mt19937_64 rng(3);
+    const UpdateReport report =
+        ppo_update(model, adam, samples,
+                   {.coefficients = {}, .epochs = 3, .minibatches = 2, .threads = threads}, rng);
+    return Outcome{model.parameters(), adam.m(), adam.v(), report};
+  };
+  const Outcome one = update_on(1);
+  EXPECT_EQ(one.report.threads, 1);
+  for (int threads : {2, 3, 8}) {
+    const Outcome many = update_on(threads);
+    EXPECT_EQ(many.report.threads, std::min(threads, 4)) << threads;
+    EXPECT_EQ(many.parameters, one.parameters) << threads;
+    EXPECT_EQ(many.m, one.m) << threads;
+    EXPECT_EQ(many.v, one.v) << threads;
+    EXPECT_EQ(many.report.loss.total, one.report.loss.total) << threads;
+    EXPECT_EQ(many.report.loss.approx_kl, one.report.loss.approx_kl) << threads;
+  }
+}
+
+TEST(PartThreads, RunsEveryPartOnceAndRethrowsAPartsError) {
+  PartThreads threads(3);
+  std::vector<int> runs(7, 0);
+  threads.run(7, [&](int p) { ++runs[static_cast<std::size_t>(p)]; });
+  EXPECT_EQ(runs, std::vector<int>(7, 1));
+  EXPECT_THROW(threads.run(7,
+                           [](int p) {
+                             if (p == 5) throw std::runtime_error("part 5");
+                           }),
+               std::runtime_error);
+  threads.run(2, [&](int p) { ++runs[static_cast<std::size_t>(p)]; });  // still serves
+  EXPECT_EQ(runs[0] + runs[1], 4);
+  EXPECT_THROW(PartThreads(0), std::invalid_argument);
 }
 
 TEST(ReturnScaler, DividesByTheStdOfDiscountedReturns) {
