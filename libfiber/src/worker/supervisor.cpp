@@ -66,7 +66,8 @@ void Supervisor::serve() {
     // A sibling of this spawn was lost: a disconnect would wait for it forever, and
     // MPI_Finalize would try to flush the connection to it (UCX prints errors); nothing follows
     // the runtime's end, so this worker leaves at once (docs/platform.md, "A batch from one
-    // spawn survives the loss of one member").
+    // spawn survives the loss of one member"). Status 0 without MPI_Finalize is a normal end
+    // under the launch defaults, else one PMIx error line ("A clean end").
     master_.release();
     std::_Exit(0);
   }
