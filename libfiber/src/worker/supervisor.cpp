@@ -17,6 +17,7 @@
 #include "trace/hop_trace.hpp"
 #include "wire/messages.hpp"
 #include "wire/result_entry.hpp"
+#include "worker/mpi_segment.hpp"
 #include "worker/worker.hpp"
 #include "worker/worker_shape.hpp"
 
@@ -82,9 +83,12 @@ void Supervisor::lost_master() {
 }
 
 void Supervisor::lost_daemon() {
+  // The daemon would have removed it at this process's end. First: the output went through the
+  // daemon, so the line below may end this process (SIGPIPE).
+  unlink_own_mpi_segment();
+  process_.stop();
   log::error("worker {} on {} lost its node daemon; it exits (its node can take no spawn)",
              this_process().id, this_process().host);
-  process_.stop();
   std::_Exit(1);
 }
 
