@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -181,6 +183,63 @@ TEST(MultiNode, TwelveWorkersStartOnEveryNode) {
   for (int i = 0; i < 1200; ++i) items[i] = i;
   auto squares = pool.map(fiber_test::square, items);
   for (int i = 0; i < 1200; ++i) ASSERT_EQ(squares[i], i * i);
+}
+
+// The slots of the hostfile the job runs on (OMPI_MCA_orte_default_hostfile: "nodeA slots=2").
+int hostfile_slots() {
+  const char* path = std::getenv("OMPI_MCA_orte_default_hostfile");
+  if (!path) return 0;
+  constexpr std::string_view kSlots = "slots=";
+  std::ifstream hostfile(path);
+  int slots = 0;
+  for (std::string line; std::getline(hostfile, line);) {
+    if (auto at = line.find(kSlots); at != std::string::npos) {
+      slots += std::stoi(line.substr(at + kSlots.size()));
+    }
+  }
+  return slots;
+}
+
+// A pool on every slot of the hostfile (tests/multinode/clean_end.sh writes one of many nodes),
+// tasks of a few milliseconds, then the runtime's end: the script checks that the job ended with
+// no error line of the MPI stack, status 0, and nothing of it left (docs/platform.md, "A clean
+// end").
+TEST(MultiNode, FullPoolEndsCleanly) {
+  constexpr int kItemsPerWorker = 4;
+  constexpr int kItemMs = 2;
+  const int workers = hostfile_slots() - 1;  // the master takes one
+  fiber::Pool pool({.processes = workers});
+  std::vector<std::tuple<int, int>> pairs;
+  std::vector<int> expected;
+  for (int item = 0; item < workers * kItemsPerWorker; ++item) {
+    pairs.emplace_back(item, kItemMs);
+    expected.push_back(item);
+  }
+  EXPECT_EQ(pool.starmap(fiber_test::sleep_then, pairs, 1), expected);
+  EXPECT_EQ(pool.stats().workers_lost, 0u);
+}
+
+// A worker of a spawn of 5 SIGKILLed on nodeB mid-map: the map completes, and at the end its
+// siblings leave without disconnecting (docs/platform.md, "A disconnect acts on a whole spawn");
+// tests/multinode/clean_end.sh checks what the job printed and left behind.
+TEST(MultiNode, KilledWorkerLeavesACleanEnd) {
+  using namespace std::chrono_literals;
+  constexpr int kItems = 60;
+  constexpr int kItemMs = 20;
+  fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
+  auto workers = pool.workers();
+  auto on_b = std::find_if(workers.begin(), workers.end(),
+                           [](const fiber::WorkerInfo& w) { return w.host == "nodeB"; });
+  ASSERT_NE(on_b, workers.end());
+  std::vector<int> items(kItems);
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, kItemMs);
+  auto pending = pool.starmap_async(fiber_test::sleep_then, pairs, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kItemMs * 4));
+  ASSERT_EQ(::kill(static_cast<pid_t>(on_b->pid), SIGKILL), 0);
+  EXPECT_EQ(pending.get(), items);
+  EXPECT_GE(pool.stats().workers_lost, 1u);  // more if a loaded machine starved another
 }
 
 // A large broadcast crosses the network once per node: one worker of each node relays it to the

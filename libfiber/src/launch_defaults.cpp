@@ -58,6 +58,11 @@ void apply_launch_defaults() {
   set_default("OMPI_MCA_mpi_yield_when_idle", "1");
   // A dead worker must not kill the job (docs/platform.md, "MPI does not report a dead process").
   set_default("OMPI_MCA_orte_enable_recovery", "1");
+  // A worker that exits 0 without MPI_Finalize's handshake with its node daemon (a lost worker's
+  // siblings leave so; a finalize the daemon answers late) is otherwise an abnormal end, which
+  // Open MPI announces to the worker's spawn with an event PMIx 4.2.2 refuses: one "PMIX ERROR:
+  // BAD-PARAM" line each (docs/platform.md, "A clean end").
+  set_default("OMPI_MCA_orte_allowed_exit_without_sync", "1");
   if (oversubscription_allowed()) set_default("OMPI_MCA_rmaps_base_oversubscribe", "1");
   // docs/platform.md, "Keep local traffic on loopback"; on a cluster the site decides.
   if (runs_locally()) {

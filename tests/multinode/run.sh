@@ -10,7 +10,8 @@ if [[ $(id -u) -eq 0 ]]; then
 else
   export OMPI_MCA_plm_rsh_agent="$here/fakessh-user.sh"
 fi
-export OMPI_MCA_orte_default_hostfile="$here/hostfile"
+# FIBER_MULTINODE_HOSTFILE: another hostfile of simulated nodes (clean_end.sh writes one of 4 x 32).
+export OMPI_MCA_orte_default_hostfile="${FIBER_MULTINODE_HOSTFILE:-$here/hostfile}"
 export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The master lands on the first node, nodeA. FIBER_MULTINODE_LAUNCHER=fiberrun for tests that kill

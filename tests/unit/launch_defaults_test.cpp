@@ -25,6 +25,7 @@ const char* const kVariables[] = {"OMPI_ALLOW_RUN_AS_ROOT",
                                   "UCX_LOG_FILE",
                                   "OMPI_MCA_mpi_yield_when_idle",
                                   "OMPI_MCA_orte_enable_recovery",
+                                  "OMPI_MCA_orte_allowed_exit_without_sync",
                                   "OMPI_MCA_rmaps_base_oversubscribe",
                                   "OMPI_MCA_btl_tcp_if_include",
                                   "OMPI_MCA_btl_tcp_if_exclude",
@@ -75,6 +76,7 @@ TEST_F(LaunchDefaults, UseUcxWithoutCmaOnLoopbackLocally) {
   EXPECT_EQ(env("UCX_LOG_FILE"), "stderr");
   EXPECT_EQ(env("OMPI_MCA_mpi_yield_when_idle"), "1");
   EXPECT_EQ(env("OMPI_MCA_orte_enable_recovery"), "1");
+  EXPECT_EQ(env("OMPI_MCA_orte_allowed_exit_without_sync"), "1");
   EXPECT_EQ(env("OMPI_MCA_rmaps_base_oversubscribe"), "1");
   EXPECT_EQ(env("OMPI_MCA_btl_tcp_if_include"), "lo");
   EXPECT_EQ(env("OMPI_MCA_oob_tcp_if_include"), "lo");

@@ -17,6 +17,7 @@
 #include "trace/hop_trace.hpp"
 #include "wire/messages.hpp"
 #include "wire/result_entry.hpp"
+#include "worker/mpi_segment.hpp"
 #include "worker/worker.hpp"
 #include "worker/worker_shape.hpp"
 
@@ -66,7 +67,8 @@ void Supervisor::serve() {
     // A sibling of this spawn was lost: a disconnect would wait for it forever, and
     // MPI_Finalize would try to flush the connection to it (UCX prints errors); nothing follows
     // the runtime's end, so this worker leaves at once (docs/platform.md, "A batch from one
-    // spawn survives the loss of one member").
+    // spawn survives the loss of one member"). Status 0 without MPI_Finalize is a normal end
+    // under the launch defaults, else one PMIx error line ("A clean end").
     master_.release();
     std::_Exit(0);
   }
@@ -81,9 +83,12 @@ void Supervisor::lost_master() {
 }
 
 void Supervisor::lost_daemon() {
+  // The daemon would have removed it at this process's end. First: the output went through the
+  // daemon, so the line below may end this process (SIGPIPE).
+  unlink_own_mpi_segment();
+  process_.stop();
   log::error("worker {} on {} lost its node daemon; it exits (its node can take no spawn)",
              this_process().id, this_process().host);
-  process_.stop();
   std::_Exit(1);
 }
 
