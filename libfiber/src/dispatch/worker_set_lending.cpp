@@ -2,6 +2,7 @@
 // only with the runtime (docs/platform.md, "A process that exits can hang a later spawn"), so a
 // stage of wide workers after a stage of narrow ones re-shapes parked narrow ones instead of
 // spawning beyond the allocation (docs/design.md, "Parked workers lend their slots").
+#include <cstddef>
 #include <map>
 #include <string>
 #include <utility>
