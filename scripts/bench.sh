@@ -14,7 +14,8 @@
 #                the paper's iteration (256 slots) run for real on 8 workers of one node, 64 and
 #                256 on 8 simulated nodes, with the CPU of each phase by process from /proc
 #   noise_memory PSS of the job with a shared noise table against a copy per worker
-#   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers
+#   elasticity   growing (spawn, unpark), shrinking, recovering from crashes and lost workers;
+#                stage changes between one-core and two-core workers on 16 simulated nodes
 #   idle_workers what workers with nothing to do cost (held, running a long task, parked): CPU and
 #                wake-ups per worker and the machine's busy share, 16 .. 128 workers on one
 #                machine and on 4 simulated nodes, and the first call after an idle spell
@@ -95,7 +96,8 @@ if [[ -z $build ]]; then
   build=build
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
-    fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity idle_workers \
+    fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity \
+    fiber_stage_change idle_workers \
     large_results \
     fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update _fiber
 fi
@@ -212,6 +214,7 @@ if $quick; then
   hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   idle_workers=(--workers 16 --seconds 3)
+  stage_change=(--nodes 4 --changes 3)
   ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64 --replay 64 --replay-nodes 4)
   noise_memory=(--floats 4000000)
   noise_workers=(1 4)
@@ -231,6 +234,7 @@ else
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   idle_workers=(--workers 16 64 128 --seconds 10)
+  stage_change=(--nodes 16 --changes 10)
   ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256 --replay 64 256
     --replay-nodes 8)
   noise_memory=(--floats 25000000)
@@ -331,6 +335,9 @@ bench_elasticity() {
   begin_csv elasticity "measure,workers,seconds"
   measure fiber_elasticity 300 "$results/elasticity.csv.tmp" "$build/libfiber/fiberrun" -n 1 \
     "$build/benchmarks/elasticity/fiber_elasticity" "${quick_flag[@]}"
+  # Stage changes within an allocation of simulated nodes (stage_change.py).
+  measure "fiber_stage_change" 600 "$results/elasticity.csv.tmp" $python \
+    benchmarks/elasticity/stage_change.py "$build" "${stage_change[@]}"
   end_csv elasticity
   $python benchmarks/elasticity/report.py "$results/elasticity.csv" \
     --markdown "$results/elasticity.md" "${page[@]}" || failed+=("elasticity report")

@@ -67,4 +67,48 @@ TEST(MultiNodeShape, GpusEachWorkerGetsDevicesOfItsNodeNoneShared) {
   EXPECT_EQ(pool.map(seen_by_task, std::vector<int>{0, 0}).size(), 2u);  // the pool goes on
 }
 
+// Stages that alternate narrow and wide workers within the nodes' 6 slots: 5 one-core workers
+// (nodeA 1, beside the master; nodeB and nodeC 2 each), then 2 two-core workers, made of the
+// parked one-core ones (docs/design.md, "Parked workers lend their slots"): one of nodeB's and one
+// of nodeC's is re-shaped, its node's other lends it its slot; nodeA's one slot takes none. Each
+// stage gets its shape, and none spawns after the first: every worker is one of the first five.
+TEST(MultiNodeShape, StagesAlternateOneCoreAndTwoCoreWorkersOnTheSameProcesses) {
+  constexpr int kStageChanges = 4;
+  std::set<long> first;  // the pids of the first stage's workers
+  for (int change = 0; change <= kStageChanges; ++change) {
+    SCOPED_TRACE("stage " + std::to_string(change));
+    {
+      fiber::Pool actors({.processes = 5, .shape = {.cores = 1}});
+      std::map<std::string, int> workers_on;
+      for (const auto& seen : seen_by_each_worker(actors, kHoldMs)) {
+        EXPECT_EQ(numbers_in(seen[kWorkerCpus]).size(), 1u)
+            << seen[kHost] << ": " << seen[kWorkerCpus];
+        EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "the worker and its task process";
+        EXPECT_EQ(seen[kThreads], "1");
+        ++workers_on[seen[kHost]];
+        long pid = std::stol(seen[kWorkerPid]);
+        if (change == 0) first.insert(pid);
+        EXPECT_TRUE(first.contains(pid)) << "worker " << pid << " was spawned for this stage";
+      }
+      EXPECT_EQ(workers_on, (std::map<std::string, int>{{"nodeA", 1}, {"nodeB", 2}, {"nodeC", 2}}));
+      EXPECT_EQ(actors.stats().parked_workers, 0);
+    }
+    fiber::Pool learners({.processes = 2, .shape = {.cores = 2}});
+    std::set<std::string> hosts;
+    for (const auto& seen : seen_by_each_worker(learners, kHoldMs)) {
+      EXPECT_EQ(numbers_in(seen[kWorkerCpus]).size(), 2u)
+          << seen[kHost] << ": " << seen[kWorkerCpus];
+      EXPECT_EQ(seen[kTaskCpus], seen[kWorkerCpus]) << "the worker and its task process";
+      EXPECT_EQ(seen[kThreads], "2");
+      hosts.insert(seen[kHost]);
+      EXPECT_TRUE(first.contains(std::stol(seen[kWorkerPid])))
+          << "worker " << seen[kWorkerPid] << " was spawned for this stage";
+    }
+    EXPECT_EQ(hosts, (std::set<std::string>{"nodeB", "nodeC"}));
+    // nodeA's worker, and the two lending their slots, asleep.
+    EXPECT_EQ(learners.stats().parked_workers, 3);
+  }
+  EXPECT_EQ(first.size(), 5u);
+}
+
 }  // namespace

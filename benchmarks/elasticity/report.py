@@ -18,6 +18,10 @@ WHAT = {
     "grow_unparked": "grow, parked workers taken back",
     "shrink": "shrink (workers parked)",
     "task_crash_recovery": "a task process segfaults: reported, forked again",
+    "stage_change_to_wide": "stage change: one-core workers parked, two-core ones at work "
+                            "(re-shaped, lending slots; median)",
+    "stage_change_to_narrow": "stage change: two-core workers parked, one-core ones at work "
+                              "(median)",
 }
 
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -187,6 +188,51 @@ TEST_F(WorkerSetTest, ALostWorkerGivesBackItsChunksAndARevivedOneDropsWhatItHeld
   EXPECT_TRUE(workers[lost].parked);
   EXPECT_EQ(workers[lost].stale_chunks_below, workers.next_chunk_id());
   EXPECT_EQ(kinds_received(), (std::vector<MessageKind>{MessageKind::drop, MessageKind::park}));
+}
+
+// docs/design.md, "Parked workers lend their slots": 4 parked one-core workers of one node make
+// two two-core ones, each with a lender, without a spawn (the spawner here has no program); a
+// one-core pool takes all four back; a lost wide worker gives its lender back.
+TEST_F(WorkerSetTest, ParkedNarrowWorkersLendTheirSlotsToAWiderShapeAndTakeThemBack) {
+  const WorkerShape one_core{.cores = 1};
+  const WorkerShape two_cores{.cores = 2};
+  for (int i = 0; i < 4; ++i) {
+    Worker& worker = workers[self_workers::adopt(workers, /*post_receive=*/true)];
+    worker.spawned_as = worker.shape = one_core;
+    worker.info.host = "nodeB";
+    worker.node = {"nodeB", {0, 1, 2, 3}, {}};
+  }
+  auto wide =
+      std::make_shared<PoolHandle>(PoolOptions{.isolation = Isolation::none, .shape = two_cores});
+  std::set<int> wide_cpus;
+  for (int i = 0; i < 2; ++i) {
+    const Worker& worker = workers[workers.join(wide)];
+    EXPECT_EQ(worker.shape, two_cores);
+    EXPECT_EQ(worker.lenders.size(), 1u);
+    wide_cpus.insert(worker.placement.cpus.begin(), worker.placement.cpus.end());
+  }
+  EXPECT_EQ(wide_cpus, (std::set<int>{0, 1, 2, 3})) << "two wide workers on the same cores";
+  EXPECT_EQ(workers.count(), 4) << "a worker was spawned";
+  EXPECT_EQ(workers.parked_count(), 2) << "the lenders stay parked";
+
+  for (int id : std::vector<int>(wide->workers)) workers.leave_pool(id);
+  auto narrow =
+      std::make_shared<PoolHandle>(PoolOptions{.isolation = Isolation::none, .shape = one_core});
+  for (int i = 0; i < 4; ++i) {
+    const Worker& worker = workers[workers.join(narrow)];
+    EXPECT_EQ(worker.shape, one_core);
+    EXPECT_TRUE(worker.lenders.empty());
+    EXPECT_FALSE(worker.lending_to);
+  }
+  EXPECT_EQ(workers.count(), 4) << "a worker was spawned";
+
+  for (int id : std::vector<int>(narrow->workers)) workers.leave_pool(id);
+  int lost = workers.join(wide);
+  ASSERT_EQ(workers[lost].lenders.size(), 1u);
+  int lender = workers[lost].lenders.front();
+  workers.lose(lost);
+  EXPECT_FALSE(workers[lender].lending_to);
+  EXPECT_EQ(workers[lender].shape, one_core);
 }
 
 TEST_F(WorkerSetTest, AWorkerWhoseChannelFailedIsUnreachableOnce) {

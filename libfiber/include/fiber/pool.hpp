@@ -55,9 +55,10 @@ enum class Isolation {
 
 /// What each worker of a pool needs (Uber Fiber's `@meta(cpu=, memory=, gpu=)`, Ray's
 /// `num_cpus`/`num_gpus`, Dask's `resources=`): fiber::Pool pool({.processes = 8, .shape =
-/// {.cores = 4, .memory_bytes = 8ULL << 30, .gpus = 1}}). A worker is spawned for its shape and
-/// keeps it: a parked worker goes only to a pool of the same shape. docs/guide/elasticity.md,
-/// "Worker shapes", says how each part is enforced.
+/// {.cores = 4, .memory_bytes = 8ULL << 30, .gpus = 1}}). A worker is spawned for its shape: a
+/// parked worker goes to a pool of the same shape, or, with parked workers of its node lending
+/// it their slots, to one of a wider shape (more cores). docs/guide/elasticity.md, "Worker
+/// shapes", says how each part is enforced.
 struct WorkerShape {
   /// Cores each worker is bound to, none shared with another shaped worker of its node, each
   /// counted as a slot; its thread pools are told the number (OMP_NUM_THREADS and the like). 0:

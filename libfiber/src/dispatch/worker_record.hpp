@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dispatch/lane.hpp"
 #include "dispatch/pool_handle.hpp"
@@ -63,11 +65,18 @@ struct Worker {
   std::unique_ptr<Lane> lane;
   bool lane_refused = false;  // it could not lend one: its chunks go through it
   // What its node offers shaped workers (its hello); the shape it was spawned for (unbound if it
-  // has cores: it goes only to pools of that shape); what a pool's shape gave it while a pool
-  // holds it (a parked worker holds nothing).
+  // has cores); the shape it serves: it goes only to pools of that one, its own or a wider one
+  // it was re-shaped to; what a pool's shape gave it while a pool holds it (a parked worker holds
+  // nothing).
   NodeOffer node;
-  WorkerShape spawned_for;
+  WorkerShape spawned_as;
+  WorkerShape shape;
   Placement placement;
+  // Slots lent to a wider shape (docs/design.md, "Parked workers lend their slots"): the parked
+  // workers of its node whose slots it holds besides its own, while it serves a wider shape; the
+  // worker a parked one lends its slots to (it stays parked and asleep, and no pool takes it).
+  std::vector<int> lenders;
+  std::optional<int> lending_to;
 };
 
 // A duration in seconds, for messages about workers (a silence, a wait for a hello).

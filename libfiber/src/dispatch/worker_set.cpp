@@ -45,9 +45,11 @@ WorkerSet::WorkerSet(WorkerSpawner spawner)
     : spawner_(std::move(spawner)), master_host_(this_process().host), lanes_(lanes_wanted()) {}
 
 void WorkerSet::make_available(int count, const WorkerShape& shape) {
-  int missing = count - static_cast<int>(std::count_if(parked_.begin(), parked_.end(), [&](int id) {
-                  return workers_[id]->spawned_for == shape;
-                }));
+  // Parked workers before a spawn: those of the shape, then those lending their slots to another
+  // shape's parked ones, then parked ones of a narrower shape lending theirs to this one.
+  if (parked_serving(shape) < count) take_back_lent_slots(shape, count - parked_serving(shape));
+  if (parked_serving(shape) < count) lend_slots_to(shape, count - parked_serving(shape));
+  int missing = count - parked_serving(shape);
   if (missing <= 0) return;
   // A spawn after a node's loss ends the whole job (docs/platform.md, "A lost node forbids
   // spawns"): none while a node may be lost, and the other nodes are asked first.
@@ -58,22 +60,20 @@ void WorkerSet::make_available(int count, const WorkerShape& shape) {
     throw node_may_be_lost(*node, "none of its workers answered when asked before this spawn");
   }
   int live = 1;  // slots taken: the master's, and each live worker's
-  for (const auto& worker : workers_) {
-    if (!worker->dead) live += slots_of(worker->spawned_for);
-  }
+  for (const auto& worker : workers_) live += slots_held(*worker);
   // Without slots for all, as many as fit (then the next join says why no more can start).
   auto free = WorkerSpawner::free_slots(live);
   if (free && *free >= slots_of(shape)) missing = std::min(missing, *free / slots_of(shape));
   for (auto& spawned : spawner_.spawn(static_cast<int>(workers_.size()), missing, live, shape)) {
-    spawned.worker->spawned_for = shape;
+    spawned.worker->spawned_as = shape;
+    spawned.worker->shape = shape;
     int id = adopt(std::move(spawned));
     workers_[id]->channel.send(Welcome{id, run_identity(), "", "", 0, 0});
   }
 }
 
 bool WorkerSet::has_parked(const WorkerShape& shape) const {
-  return std::any_of(parked_.begin(), parked_.end(),
-                     [&](int id) { return workers_[id]->spawned_for == shape; });
+  return parked_serving(shape) > 0;
 }
 
 std::optional<Placement> WorkerSet::place_on_its_node(const Worker& worker,
@@ -111,7 +111,7 @@ int WorkerSet::join(const std::shared_ptr<PoolHandle>& pool) {
   auto chosen = parked_.rbegin();
   for (; chosen != parked_.rend(); ++chosen) {
     const Worker& candidate = *workers_[*chosen];
-    if (candidate.spawned_for != shape) continue;
+    if (candidate.shape != shape || candidate.lending_to) continue;
     if (shape == WorkerShape{}) {  // takes nothing of its node: no need to look at the others
       placement = Placement{};
       break;

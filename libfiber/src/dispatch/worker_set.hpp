@@ -9,7 +9,8 @@
 // (lane.hpp): written into its task process's memory, answered there, with no MPI message.
 //
 // One class, its parts in files by job: worker_set.cpp (membership: obtaining, lending, parking,
-// the end), worker_set_sending.cpp (chunks), worker_set_broadcast.cpp (broadcasts and relays),
+// the end), worker_set_lending.cpp (parked workers' slots lent to a wider shape),
+// worker_set_sending.cpp (chunks), worker_set_broadcast.cpp (broadcasts and relays),
 // worker_set_polling.cpp (receiving, sends in flight), worker_set_losses.cpp (failed and silent
 // workers, and the question to the other nodes before a spawn), worker_set_lanes.cpp (lanes).
 #pragma once
@@ -48,13 +49,14 @@ class WorkerSet {
   const std::vector<std::unique_ptr<Worker>>& all() const { return workers_; }
   int count() const { return count_.load(); }
   int parked_count() const { return parked_count_.load(); }
-  // Whether a worker spawned for `shape` is parked.
+  // Whether a parked worker serves `shape` (and lends its slots to none).
   bool has_parked(const WorkerShape& shape) const;
 
-  // Makes `count` workers of `shape` parked, spawning those missing with one spawn, or as many
-  // as the slots take (fiber::SpawnError if none can start, while a node may be lost:
-  // node_in_doubt() or ask_other_nodes(), or if a new worker's node cannot hold its shape:
-  // worker_placement.hpp).
+  // Makes `count` workers of `shape` parked: parked ones of the shape, then parked ones given
+  // back their slots or lending them (worker_set_lending.cpp), spawning those still missing with
+  // one spawn, or as many as the slots take (fiber::SpawnError if none can start, while a node
+  // may be lost: node_in_doubt() or ask_other_nodes(), or if a new worker's node cannot hold its
+  // shape: worker_placement.hpp).
   void make_available(int count, const WorkerShape& shape = {});
   // A worker of `pool`'s shape for it, a parked one else a new one, given what the shape needs
   // of its node's cores and devices that no worker a pool holds there has (worker_placement.hpp;
@@ -137,6 +139,21 @@ class WorkerSet {
   static constexpr auto kDispatcherStall = std::chrono::seconds(1);
 
  private:
+  // --- slots lent to a wider shape (worker_set_lending.cpp) ---
+  // Parked workers that serve `shape` and lend their slots to none.
+  int parked_serving(const WorkerShape& shape) const;
+  // How many of the job's slots `worker` holds: its own and its lenders' (none if it lends them,
+  // or is lost).
+  int slots_held(const Worker& worker) const;
+  // Gives parked workers re-shaped for another shape back their own shape, and their lenders
+  // theirs, until `wanted` more serve `shape` or none is left to give back.
+  void take_back_lent_slots(const WorkerShape& shape, int wanted);
+  // Re-shapes up to `wanted` parked workers of narrower shapes to `shape` (only shapes with
+  // cores), each with parked workers of its node lending it the slots it lacks.
+  void lend_slots_to(const WorkerShape& shape, int wanted);
+  // Worker `id` serves its own shape again; its lenders are parked workers of theirs again.
+  void give_back_slots(int id);
+
   // What `shape` needs of `worker`'s node, if the node has it free (else `missing` says why).
   std::optional<Placement> place_on_its_node(const Worker& worker, const WorkerShape& shape,
                                              std::string& missing) const;

@@ -90,6 +90,7 @@ std::deque<InFlight> WorkerSet::lose(int id) {
   }
   auto chunks = std::exchange(worker.in_flight, {});
   fall_back_from_relay(id);
+  give_back_slots(id);  // its lenders are parked workers of their own shape again
   // Its node may be lost with it: no spawn until a worker there is heard (make_available).
   if (worker.info.host != master_host_) node_in_doubt_since_[worker.info.host] = Clock::now();
   return chunks;
