@@ -13,12 +13,14 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "support/broadcast_tasks.hpp"
@@ -45,6 +47,25 @@ TEST(MultiNode, ReductionFoldsOnEachNode) {
     EXPECT_EQ(pool.map_reduce(spread_value, items, add_doubles), expected);
   }
   EXPECT_EQ(pool.map_reduce(single, items, concatenate), items);
+}
+
+// The first worker of `workers` on `host`, if any.
+std::optional<fiber::WorkerInfo> worker_on(const std::vector<fiber::WorkerInfo>& workers,
+                                           const std::string& host) {
+  auto found = std::find_if(workers.begin(), workers.end(),
+                            [&](const fiber::WorkerInfo& w) { return w.host == host; });
+  if (found == workers.end()) return std::nullopt;
+  return *found;
+}
+
+// Items 0 to count - 1, and the (item, milliseconds) pairs that fiber_test::sleep_then returns
+// them from after a nap of `milliseconds`.
+std::pair<std::vector<int>, std::vector<std::tuple<int, int>>> naps(int count, int milliseconds) {
+  std::vector<int> items(static_cast<std::size_t>(count));
+  std::iota(items.begin(), items.end(), 0);
+  std::vector<std::tuple<int, int>> pairs;
+  for (int item : items) pairs.emplace_back(item, milliseconds);
+  return {items, pairs};
 }
 
 }  // namespace
@@ -227,14 +248,9 @@ TEST(MultiNode, KilledWorkerLeavesACleanEnd) {
   constexpr int kItems = 60;
   constexpr int kItemMs = 20;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
-  auto workers = pool.workers();
-  auto on_b = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeB"; });
-  ASSERT_NE(on_b, workers.end());
-  std::vector<int> items(kItems);
-  std::iota(items.begin(), items.end(), 0);
-  std::vector<std::tuple<int, int>> pairs;
-  for (int item : items) pairs.emplace_back(item, kItemMs);
+  auto on_b = worker_on(pool.workers(), "nodeB");
+  ASSERT_TRUE(on_b);
+  auto [items, pairs] = naps(kItems, kItemMs);
   auto pending = pool.starmap_async(fiber_test::sleep_then, pairs, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(kItemMs * 4));
   ASSERT_EQ(::kill(static_cast<pid_t>(on_b->pid), SIGKILL), 0);
@@ -251,10 +267,8 @@ TEST(MultiNode, BroadcastReachesEveryWorkerOnEveryNode) {
   fiber::Pool pool({.processes = 6, .worker_timeout = std::chrono::seconds(1)});
   pool.broadcast(set_parameters, 1, parameters_of(1));
   EXPECT_EQ(held_by_every_worker(pool), std::vector<int>(60, 1));
-  auto workers = pool.workers();
-  auto relay_b = std::find_if(workers.begin(), workers.end(),
-                              [](const fiber::WorkerInfo& w) { return w.host == "nodeB"; });
-  ASSERT_NE(relay_b, workers.end());
+  auto relay_b = worker_on(pool.workers(), "nodeB");
+  ASSERT_TRUE(relay_b);
   ASSERT_EQ(kill(static_cast<pid_t>(relay_b->pid), SIGKILL), 0);
   pool.broadcast(set_parameters, 2, parameters_of(2));
   wait_for_losses(pool, 1);
@@ -323,15 +337,10 @@ bool kill_the_daemon_of(long pid) {
 TEST(MultiNode, KilledNodeDaemonLeavesTheJobUsable) {
   using namespace std::chrono_literals;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
-  auto workers = pool.workers();
-  auto on_c = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
-  ASSERT_NE(on_c, workers.end());
+  auto on_c = worker_on(pool.workers(), "nodeC");
+  ASSERT_TRUE(on_c);
   ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
-  std::vector<int> items(120);
-  std::iota(items.begin(), items.end(), 0);
-  std::vector<std::tuple<int, int>> pairs;
-  for (int item : items) pairs.emplace_back(item, 20);
+  auto [items, pairs] = naps(120, 20);
   EXPECT_EQ(pool.starmap(fiber_test::sleep_then, pairs, 1), items);
   EXPECT_THROW(pool.resize(6), fiber::SpawnError);
   EXPECT_EQ(pool.map(fiber_test::square, std::vector<int>{1, 2, 3}), (std::vector<int>{1, 4, 9}));
@@ -345,14 +354,9 @@ TEST(MultiNode, LostNodeCostsOnlyItsItems) {
   constexpr int kItems = 120;
   constexpr int kItemMs = 50;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
-  auto workers = pool.workers();
-  auto on_c = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
-  ASSERT_NE(on_c, workers.end());
-  std::vector<int> items(kItems);
-  std::iota(items.begin(), items.end(), 0);
-  std::vector<std::tuple<int, int>> pairs;
-  for (int item : items) pairs.emplace_back(item, kItemMs);
+  auto on_c = worker_on(pool.workers(), "nodeC");
+  ASSERT_TRUE(on_c);
+  auto [items, pairs] = naps(kItems, kItemMs);
   auto pending = pool.starmap_async(fiber_test::sleep_then, pairs, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(kItemMs * 4));
   ASSERT_GT(kill_the_node_of(on_c->pid), 2);  // the daemon and at least two workers
@@ -374,10 +378,8 @@ constexpr auto kDaemonLossNoticed = std::chrono::seconds(1);
 TEST(MultiNode, LostNodeOfIdleWorkersForbidsOnlySpawns) {
   using namespace std::chrono_literals;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
-  auto workers = pool.workers();
-  auto on_c = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
-  ASSERT_NE(on_c, workers.end());
+  auto on_c = worker_on(pool.workers(), "nodeC");
+  ASSERT_TRUE(on_c);
   ASSERT_GT(kill_the_node_of(on_c->pid), 2);  // the daemon and at least two workers
   std::this_thread::sleep_for(kDaemonLossNoticed);
   EXPECT_THROW(pool.resize(6), fiber::SpawnError);
@@ -391,10 +393,8 @@ TEST(MultiNode, LostNodeOfIdleWorkersForbidsOnlySpawns) {
 TEST(MultiNode, KilledNodeDaemonOfIdleWorkersForbidsOnlySpawns) {
   using namespace std::chrono_literals;
   fiber::Pool pool({.processes = 5, .worker_timeout = 2s});
-  auto workers = pool.workers();
-  auto on_c = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
-  ASSERT_NE(on_c, workers.end());
+  auto on_c = worker_on(pool.workers(), "nodeC");
+  ASSERT_TRUE(on_c);
   ASSERT_TRUE(kill_the_daemon_of(on_c->pid));
   std::this_thread::sleep_for(kDaemonLossNoticed);
   EXPECT_THROW(pool.resize(6), fiber::SpawnError);
@@ -410,9 +410,8 @@ TEST(MultiNode, LostNodeOfParkedWorkersForbidsOnlySpawns) {
     fiber::Pool first({.processes = 5});
     workers = first.workers();
   }  // its workers park
-  auto on_c = std::find_if(workers.begin(), workers.end(),
-                           [](const fiber::WorkerInfo& w) { return w.host == "nodeC"; });
-  ASSERT_NE(on_c, workers.end());
+  auto on_c = worker_on(workers, "nodeC");
+  ASSERT_TRUE(on_c);
   ASSERT_GT(kill_the_node_of(on_c->pid), 2);
   std::this_thread::sleep_for(kDaemonLossNoticed);
   EXPECT_THROW(fiber::Pool({.processes = 6}), fiber::SpawnError);
@@ -429,10 +428,8 @@ TEST(MultiNode, KilledRelayCostsItsNodeNoHealthyWorker) {
   constexpr int kWorkers = 12;
   constexpr auto kKillAfter = 300ms;
   fiber::Pool pool({.processes = kWorkers});
-  auto workers = pool.workers();
-  auto relay_b = std::find_if(workers.begin(), workers.end(),
-                              [](const fiber::WorkerInfo& w) { return w.host == "nodeB"; });
-  ASSERT_NE(relay_b, workers.end());
+  auto relay_b = worker_on(pool.workers(), "nodeB");
+  ASSERT_TRUE(relay_b);
   auto body = large_body_of(1);
   std::thread killer([pid = static_cast<pid_t>(relay_b->pid), kKillAfter] {
     std::this_thread::sleep_for(kKillAfter);

@@ -1,7 +1,8 @@
 // Worker shapes on the simulated nodes (tests/multinode/run.sh: nodeA..nodeC, 2 slots each, each
 // node's processes seeing the machine's 2 cores), one case per job so that each has the nodes'
 // slots to itself (CTest: multinode_worker_shape_cores, multinode_worker_shape_gpus, the second
-// with FIBER_GPUS='nodeA=0 nodeB=0,1 nodeC=2': devices declared per node, there is no GPU here).
+// with FIBER_GPUS='nodeA=0 nodeB=0,1 nodeC=2': devices declared per node, there is no GPU here;
+// multinode_worker_shape_two_at_once; multinode_alternating_stages).
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
@@ -65,6 +66,30 @@ TEST(MultiNodeShape, GpusEachWorkerGetsDevicesOfItsNodeNoneShared) {
         << error.what();
   }
   EXPECT_EQ(pool.map(seen_by_task, std::vector<int>{0, 0}).size(), 2u);  // the pool goes on
+}
+
+// Two shapes at once on the nodes: a learner pool of one worker of 2 cores and 512 MiB (a node's
+// 2 slots) beside an actor pool of 3 unbound workers (the other 3 slots). The learner's task
+// process has both cores of its node and a memory limit; the actors' have neither.
+TEST(MultiNodeShape, TwoShapesAtOnceAnActorPoolBesideALearnerPool) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  fiber::Pool learners({.processes = 1, .shape = {.cores = 2, .memory_bytes = 512 * kMiB}});
+  fiber::Pool actors({.processes = 3});
+  auto acted = actors.map_async(seen_by_task, std::vector<int>(3, kHoldMs), 1);
+  auto learned = learners.map_async(seen_by_task, std::vector<int>{kHoldMs}, 1).get();
+  ASSERT_EQ(learned.size(), 1u);
+  const auto& learner = learned[0];
+  EXPECT_EQ(numbers_in(learner[kTaskCpus]).size(), 2u) << learner[kTaskCpus];
+  EXPECT_EQ(learner[kThreads], "2");
+  std::set<std::string> actor_hosts;
+  for (const auto& seen : acted.get()) {
+    EXPECT_EQ(seen[kThreads], "-") << seen[kHost] << ": an actor is told nothing";
+    actor_hosts.insert(seen[kHost]);
+  }
+  EXPECT_FALSE(actor_hosts.contains(learner[kHost])) << "the learner's node has no slot left";
+  // Only the learner's task process is limited.
+  EXPECT_THROW(learners.apply(fiber_test::fill_bytes, 1024 * kMiB), fiber::WorkerLost);
+  EXPECT_EQ(actors.apply(fiber_test::fill_bytes, 1024 * kMiB), 1024 * kMiB);
 }
 
 // Stages that alternate narrow and wide workers within the nodes' 6 slots: 5 one-core workers
