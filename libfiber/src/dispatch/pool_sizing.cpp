@@ -65,7 +65,7 @@ void PoolSizing::take_back_parked(const std::vector<std::shared_ptr<PoolHandle>>
     while (short_of_workers(*pool) && workers_.has_parked(pool->options.shape)) {
       try {
         add_worker(pool);
-      } catch (const SpawnError& error) {  // parked, but its node lacks what the shape needs
+      } catch (const Error& error) {  // e.g. parked, but its node lacks what the shape needs
         log::warn("could not take back a parked worker: {}", error.what());
         break;
       }
