@@ -368,12 +368,11 @@ class Pool:
     def _imap(self, func, iterable, chunksize, ordered):
         self._check_running()
         chunksize = _checked_chunksize(chunksize)
-        func, timeout_ms = timeouts.split(func)
-        function_bytes = _pickled(func)
+        pickled = _Pickled(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
-        calls = (_calls.encode_call(function_bytes, [item]) for item in iterable)
-        stream = self._pool.imap(calls, chunksize, ordered, timeout_ms)
-        return IMapIterator(stream, func)
+        calls = (_calls.encode_call(pickled.data, [item]) for item in iterable)
+        stream = self._pool.imap(calls, chunksize, ordered, pickled.timeout_ms)
+        return IMapIterator(stream, pickled.function)
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
         """An IMapIterator of func(x) for x in iterable, in order, each result as soon as it and the
