@@ -62,7 +62,7 @@ void PoolSizing::replace_lost(const std::shared_ptr<PoolHandle>& pool) {
 
 void PoolSizing::take_back_parked(const std::vector<std::shared_ptr<PoolHandle>>& pools) {
   for (const auto& pool : pools) {
-    while (short_of_workers(*pool) && workers_.has_parked(pool->options.shape)) {
+    while (short_of_workers(*pool) && workers_.parked_serving(pool->options.shape) > 0) {
       try {
         add_worker(pool);
       } catch (const Error& error) {  // e.g. parked, but its node lacks what the shape needs

@@ -72,10 +72,6 @@ void WorkerSet::make_available(int count, const WorkerShape& shape) {
   }
 }
 
-bool WorkerSet::has_parked(const WorkerShape& shape) const {
-  return parked_serving(shape) > 0;
-}
-
 std::optional<Placement> WorkerSet::place_on_its_node(const Worker& worker,
                                                       const WorkerShape& shape,
                                                       std::string& missing) const {

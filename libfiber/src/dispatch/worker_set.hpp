@@ -49,8 +49,9 @@ class WorkerSet {
   const std::vector<std::unique_ptr<Worker>>& all() const { return workers_; }
   int count() const { return count_.load(); }
   int parked_count() const { return parked_count_.load(); }
-  // Whether a parked worker serves `shape` (and lends its slots to none).
-  bool has_parked(const WorkerShape& shape) const;
+  // How many parked workers serve `shape` and lend their slots to none
+  // (worker_set_lending.cpp).
+  int parked_serving(const WorkerShape& shape) const;
 
   // Makes `count` workers of `shape` parked: parked ones of the shape, then parked ones given
   // back their slots or lending them (worker_set_lending.cpp), spawning those still missing with
@@ -140,8 +141,6 @@ class WorkerSet {
 
  private:
   // --- slots lent to a wider shape (worker_set_lending.cpp) ---
-  // Parked workers that serve `shape` and lend their slots to none.
-  int parked_serving(const WorkerShape& shape) const;
   // How many of the job's slots `worker` holds: its own and its lenders' (none if it lends them,
   // or is lost).
   int slots_held(const Worker& worker) const;
