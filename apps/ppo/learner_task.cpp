@@ -6,21 +6,20 @@
 
 #include <chrono>
 #include <random>
-#include <sstream>
+
+#include "run/random_engine_text.hpp"
 
 namespace fiber::ppo {
 
 LearnerResult ppo_learn(LearnerTask task) {
   std::mt19937_64 rng;
-  std::istringstream(task.rng) >> rng;
+  rl::set_engine(rng, task.rng);
   const auto started = std::chrono::steady_clock::now();
   LearnerResult result;
   result.report = ppo_update(task.model, task.adam, task.samples, task.settings, rng);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::ostringstream engine;
-  engine << rng;
-  result.rng = engine.str();
+  result.rng = rl::engine_text(rng);
   result.model = std::move(task.model);
   result.adam = std::move(task.adam);
   cpu_set_t cores;

@@ -11,7 +11,6 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <sstream>
 
 #include "actor_critic.hpp"
 #include "envs/environment.hpp"
@@ -25,6 +24,7 @@
 #include "rollout_rows.hpp"
 #include "run/checkpoint_parts.hpp"
 #include "run/eigen_conversions.hpp"
+#include "run/random_engine_text.hpp"
 #include "run/stop_request.hpp"
 #include "run/training_session.hpp"
 #include "storage/checkpoint.hpp"
@@ -254,11 +254,10 @@ struct Learner {
 UpdateReport update(TrainerState& s, Samples samples, const UpdateSettings& settings,
                     Learner& learner) {
   if (!learner.pool) return ppo_update(s.model, s.adam, samples, settings, s.rng);
-  std::ostringstream engine;
-  engine << s.rng;
   const auto started = Clock::now();
   LearnerResult result = learner.pool->apply(
-      ppo_learn, LearnerTask{s.model, s.adam, engine.str(), std::move(samples), settings});
+      ppo_learn,
+      LearnerTask{s.model, s.adam, rl::engine_text(s.rng), std::move(samples), settings});
   learner.seconds += seconds_since(started);
   learner.compute_seconds += result.seconds;
   if (learner.updates++ == 0) {
@@ -267,7 +266,7 @@ UpdateReport update(TrainerState& s, Samples samples, const UpdateSettings& sett
   }
   s.model = std::move(result.model);
   s.adam = std::move(result.adam);
-  std::istringstream(result.rng) >> s.rng;
+  rl::set_engine(s.rng, result.rng);
   return result.report;
 }
 

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <sstream>
 #include <string>
 
+#include "run/random_engine_text.hpp"
 #include "storage/error.hpp"
 
 namespace fiber::rl {
@@ -36,14 +36,11 @@ void get_observation_statistics(const CheckpointReader& checkpoint, RunningNorma
 }
 
 void put_random_engine(CheckpointWriter& checkpoint, const std::mt19937_64& engine) {
-  std::ostringstream text;
-  text << engine;
-  checkpoint.put("rng", text.str());
+  checkpoint.put("rng", engine_text(engine));
 }
 
 void get_random_engine(const CheckpointReader& checkpoint, std::mt19937_64& engine) {
-  std::istringstream text(checkpoint.string("rng"));
-  text >> engine;
+  set_engine(engine, checkpoint.string("rng"));
 }
 
 void put_identity(CheckpointWriter& checkpoint, const RunIdentity& identity) {
