@@ -151,6 +151,12 @@ bool Dispatcher::must_poll() const {
          });
 }
 
+bool Dispatcher::may_sleep(std::vector<posix::FutexWatch>& watches) {
+  return !broken_ && workers_.lanes_may_sleep(watches);
+}
+
+void Dispatcher::awake() { workers_.lanes_awake(); }
+
 // --- what workers say ---
 
 void Dispatcher::on_message(int id, Message& message) {

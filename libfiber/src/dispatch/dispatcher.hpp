@@ -57,6 +57,8 @@ class Dispatcher final : private ProgressEngine::Work {
   // ProgressEngine::Work
   bool step(ProgressEngine::Listen listen) override;
   bool must_poll() const override;
+  bool may_sleep(std::vector<posix::FutexWatch>& watches) override;
+  void awake() override;
   void fail(const std::exception_ptr& cause) override;
   void finish() override;
 

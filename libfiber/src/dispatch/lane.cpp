@@ -59,6 +59,12 @@ bool Lane::progress(Clock::time_point now) {
   return moved;
 }
 
+bool Lane::may_sleep() { return memory_ && unsent_.empty() && memory_->up().reader_may_sleep(); }
+
+void Lane::awake() {
+  if (memory_) memory_->up().reader_awake();
+}
+
 std::optional<Lane::Overdue> Lane::newly_overdue(Clock::time_point now) {
   if (!memory_ || chunks_.empty()) return std::nullopt;
   const TaskProgress& page = memory_->progress();

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,13 @@ class Lane {
   void cancel_all() { chunks_.cancel_all(); }
   // Whether the task process has nothing of this lane's to run or answer.
   bool idle() const { return chunks_.empty(); }
+
+  // Whether the master may sleep until the task process answers: lent, every frame written and
+  // no answer waiting. Raises the answer ring's flag, so that the answer wakes a sleeper on
+  // answer_word(); awake() lowers it.
+  bool may_sleep();
+  void awake();
+  const std::atomic<std::uint32_t>& answer_word() const { return memory_->up().reader_word(); }
 
  private:
   // A frame not wholly written, and where it ends in unsent_.

@@ -1,5 +1,7 @@
 #include "dispatch/progress_engine.hpp"
 
+#include <utility>
+
 #include "backoff.hpp"
 
 namespace fiber::detail {
@@ -7,9 +9,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How long a polling loop spins before it sleeps, and its longest sleep (backoff.hpp).
+// How long a polling loop spins before it sleeps (backoff.hpp).
 constexpr auto kSpinFor = 10ms;
-constexpr auto kMaxSleep = 1ms;
 
 // Set while this thread holds an engine's progress lock.
 thread_local bool t_in_round = false;
@@ -50,6 +51,7 @@ void ProgressEngine::stop() {
     stopping_ = true;
   }
   inbox_changed_.notify_all();
+  tell_watcher();
   thread_.join();
 }
 
@@ -59,7 +61,27 @@ void ProgressEngine::post(std::function<void()> command, bool wake) {
     inbox_.push_back(std::move(command));
     inbox_filled_.store(true, std::memory_order_release);
   }
-  if (wake) inbox_changed_.notify_one();
+  if (wake) {
+    inbox_changed_.notify_one();
+    tell_watcher();
+  }
+}
+
+void ProgressEngine::tell_watcher() {
+  // Either the thread, between raising its flag and its sleep, sees the word changed (the sleep
+  // then ends at once), or this sees the flag.
+  inbox_word_.fetch_add(1);
+  if (sleeps_on_watches_.load()) posix::futex_wake(inbox_word_, /*process_private=*/true);
+}
+
+void ProgressEngine::sleep_on_watches() {
+  sleeps_on_watches_.store(true);
+  const std::uint32_t told = inbox_word_.load();
+  if (!inbox_filled_.load()) {
+    watches_.push_back({&inbox_word_, told, /*process_private=*/true});
+    posix::futex_wait_any(watches_, kMaxSleep);
+  }
+  sleeps_on_watches_.store(false);
 }
 
 void ProgressEngine::run_soon(std::function<void()> command) {
@@ -80,6 +102,7 @@ void ProgressEngine::run_soon(std::function<void()> command) {
 }
 
 void ProgressEngine::wake_if_asleep() {
+  tell_watcher();  // the work left may not be on the watched words
   if (!asleep_.load()) return;
   {
     std::lock_guard lock(inbox_mutex_);
@@ -162,17 +185,27 @@ bool ProgressEngine::wait_while_driven() {
 
 void ProgressEngine::loop() {
   Backoff backoff(kSpinFor, kMaxSleep);
+  bool watched = false;  // the work's watches are raised (Work::may_sleep)
   for (;;) {
     if (!wait_while_driven()) break;
     ProgressLock progress(progress_mutex_);
+    if (std::exchange(watched, false)) work_.awake();
     if (drivers_.load() > 0) continue;
     if (round(Listen::to_workers)) {
       backoff.activity();
       continue;
     }
     if (work_.must_poll()) {
+      // Past the busy poll right after activity, a sleep that the answer ends beats spinning:
+      // the spin takes a core from the task processes and the caller (docs/design.md, "Threads
+      // and the progress lock").
+      watched = backoff.quiet() >= Backoff::kBusyPoll && work_.may_sleep(watches_);
       progress.unlock();
-      backoff.pause();
+      if (watched) {
+        sleep_on_watches();
+      } else {
+        backoff.pause();
+      }
       continue;
     }
     // Nothing to poll for: wait for a command, looking again now and then while things happen
@@ -192,6 +225,7 @@ void ProgressEngine::loop() {
     asleep_.store(false);
   }
   ProgressLock progress(progress_mutex_);
+  if (watched) work_.awake();
   round(Listen::to_workers);  // commands posted before the stop
   work_.finish();
 }

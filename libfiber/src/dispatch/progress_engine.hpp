@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "caller/progress_driver.hpp"
+#include "posix/futex.hpp"
 
 namespace fiber::detail {
 
@@ -34,6 +35,11 @@ class ProgressEngine final : public ProgressDriver {
     virtual bool step(Listen listen) = 0;
     // Whether the thread must keep polling (work in flight), rather than sleep until told.
     virtual bool must_poll() const = 0;
+    // After a quiet round while it must poll: whether the thread may sleep instead, because what
+    // it waits for comes as a change of one of `watches` (futex words, filled here) or can wait
+    // for the sleep's bound; awake() (in a round's lock) ends what this began.
+    virtual bool may_sleep(std::vector<posix::FutexWatch>& watches) = 0;
+    virtual void awake() = 0;
     // A round threw: the work is broken.
     virtual void fail(const std::exception_ptr& cause) = 0;
     // The last thing the thread does, after the commands posted before stop().
@@ -52,6 +58,9 @@ class ProgressEngine final : public ProgressDriver {
   // times a second for nothing).
   static constexpr auto kLookAgain = std::chrono::milliseconds(1);
   static constexpr auto kQuietBeforeSleep = std::chrono::milliseconds(100);
+  // The longest sleep of the thread while it must poll (backoff.hpp), and of its sleep on the
+  // work's watches: what comes through MPI meanwhile waits at most this long.
+  static constexpr auto kMaxSleep = std::chrono::milliseconds(1);
 
   explicit ProgressEngine(Work& work) : work_(work) {}
   ~ProgressEngine() { stop(); }
@@ -93,6 +102,10 @@ class ProgressEngine final : public ProgressDriver {
   // One round: the commands, then Work::step; the caller holds progress_mutex_.
   bool round(Listen listen);
   void wake_if_asleep();
+  // Sleeps on the work's watches and the inbox word, at most kMaxSleep.
+  void sleep_on_watches();
+  // Ends a sleep on the inbox word (a command came, the caller left work, the engine stops).
+  void tell_watcher();
 
   Work& work_;
   // Whoever holds it runs the rounds; the work's state and MPI (MPI_THREAD_SERIALIZED) are only
@@ -114,6 +127,12 @@ class ProgressEngine final : public ProgressDriver {
   std::atomic<bool> inbox_filled_{false};  // a look without the lock
   bool stopping_ = false;
   bool unwatched_ = false;  // a caller left work in flight while the thread slept
+
+  // The thread's sleep on the work's futex words (Work::may_sleep): the words, and the inbox
+  // word that a command or a caller's news changes.
+  std::vector<posix::FutexWatch> watches_;
+  std::atomic<std::uint32_t> inbox_word_{0};
+  std::atomic<bool> sleeps_on_watches_{false};
 
   std::thread thread_;
 };

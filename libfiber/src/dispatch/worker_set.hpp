@@ -35,6 +35,7 @@
 #include "dispatch/worker_record.hpp"
 #include "dispatch/worker_spawner.hpp"
 #include "mpi/request_pool.hpp"
+#include "posix/futex.hpp"
 #include "wire/channel.hpp"
 #include "wire/entry_list.hpp"
 #include "wire/run_entry.hpp"
@@ -94,6 +95,14 @@ class WorkerSet {
   // on_message) fails that worker's channel; anything else on_message throws comes back after
   // every arrived message was taken. True if anything arrived.
   bool poll(Clock::time_point now, const std::function<void(int, Message&)>& on_message);
+  // After a poll that took nothing: whether what the master waits for can only come from the
+  // lanes' task processes (every worker with chunks in flight lent its lane, every frame is
+  // written, no send is in flight, no answer waits), so that it may sleep until one answers
+  // rather than poll. Then `watches` holds the lanes' answer words, whose flags are raised until
+  // lanes_awake(). MPI may bring a rare word meanwhile (a death, a heartbeat): the sleep's bound
+  // keeps it waiting at most that long.
+  bool lanes_may_sleep(std::vector<posix::FutexWatch>& watches);
+  void lanes_awake();
   // Worker `id` was heard from (a result may have taken chunks off it): lists it in its pool's
   // answered list, and in its idle list if it holds nothing now. poll() calls it for every
   // message it takes (a test that answers chunks by hand calls it too).

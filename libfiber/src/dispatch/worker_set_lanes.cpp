@@ -99,6 +99,30 @@ bool WorkerSet::progress_lanes(Clock::time_point now, int& lent_busy) {
   return moved;
 }
 
+bool WorkerSet::lanes_may_sleep(std::vector<posix::FutexWatch>& watches) {
+  watches.clear();
+  if (busy_ == 0 || !sending_.empty() || !lane_results_.empty()) return false;
+  for (int id : laned_) {
+    Lane& lane = *workers_[id]->lane;
+    if (lane.idle()) continue;
+    // (One watch is the caller's own: ProgressEngine's inbox.)
+    if (watches.size() + 1 == posix::kFutexWatchMax || !lane.may_sleep()) {
+      lanes_awake();
+      watches.clear();
+      return false;
+    }
+    watches.push_back({&lane.answer_word(), 1});
+  }
+  if (static_cast<int>(watches.size()) == busy_) return true;
+  lanes_awake();  // a worker whose chunks go through MPI
+  watches.clear();
+  return false;
+}
+
+void WorkerSet::lanes_awake() {
+  for (int id : laned_) workers_[id]->lane->awake();
+}
+
 void WorkerSet::deliver_lane_results(const std::function<void(int, Message&)>& on_message) {
   if (lane_results_.empty()) return;
   auto results = std::exchange(lane_results_, {});

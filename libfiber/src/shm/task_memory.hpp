@@ -55,6 +55,7 @@ class TaskMemory {
   task_ring::Ring& down() { return *down_; }
   task_ring::Ring& up() { return *up_; }
   const task_ring::Ring& down() const { return *down_; }
+  const task_ring::Ring& up() const { return *up_; }
 
   // The bytes a memory takes.
   static std::size_t size();

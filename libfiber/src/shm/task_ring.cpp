@@ -1,16 +1,14 @@
 #include "shm/task_ring.hpp"
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <new>
 #include <stdexcept>
+
+#include "posix/futex.hpp"
 
 namespace fiber::detail::task_ring {
 
@@ -32,7 +30,6 @@ namespace {
 constexpr auto kBusySpin = std::chrono::microseconds(2);
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,25 +37,12 @@ void cpu_relax() {
 #endif
 }
 
-// Shared (not FUTEX_PRIVATE_FLAG) futexes: the two sides are different processes.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                std::chrono::nanoseconds timeout) {
-  timespec relative{static_cast<time_t>(timeout.count() / 1'000'000'000),
-                    static_cast<long>(timeout.count() % 1'000'000'000)};
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &relative,
-          nullptr, 0);
-}
-
-void futex_wake(std::atomic<std::uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
-}
-
 // The other side, after a change: wakes `asleep`'s sleeper if there is one (a system call only
 // then). Sequentially consistent with the sleeper's flag and check (Ring::wait): either it sees
 // the change or this sees its flag.
 void wake_if_asleep(std::atomic<std::uint32_t>& asleep) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (asleep.load() != 0 && asleep.exchange(0) != 0) futex_wake(asleep);
+  if (asleep.load() != 0 && asleep.exchange(0) != 0) posix::futex_wake(asleep);
 }
 
 }  // namespace
@@ -151,7 +135,7 @@ bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
     if (ready()) break;
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::nanoseconds::zero()) break;
-    futex_wait(asleep, 1, left);
+    posix::futex_wait(asleep, 1, left);
   }
   asleep.store(0);
   return ready();
@@ -161,6 +145,18 @@ bool Ring::wait_readable(std::chrono::nanoseconds timeout, std::chrono::nanoseco
   return wait(
       shared().reader_asleep, [this] { return !empty() || closed(); }, timeout, spin);
 }
+
+bool Ring::reader_may_sleep() {
+  shared().reader_asleep.store(1);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (empty() && !closed()) return true;
+  reader_awake();
+  return false;
+}
+
+void Ring::reader_awake() { shared().reader_asleep.store(0); }
+
+const std::atomic<std::uint32_t>& Ring::reader_word() const { return shared().reader_asleep; }
 
 bool Ring::wait_space(std::size_t bytes, std::chrono::nanoseconds timeout) {
   return wait(

@@ -55,6 +55,14 @@ class Ring {
   // The same for room for `bytes` (at most the capacity).
   bool wait_space(std::size_t bytes, std::chrono::nanoseconds timeout);
 
+  // --- a reader that sleeps on several rings at once (posix::futex_wait_any) ---
+  // Raises the reader's flag, so that a write from now on wakes a sleeper on reader_word() while
+  // it holds 1; false (the flag down again) if there are bytes to read already or it is closed.
+  bool reader_may_sleep();
+  // Lowers the flag: awake again (a write then makes no system call).
+  void reader_awake();
+  const std::atomic<std::uint32_t>& reader_word() const;
+
  private:
   struct Shared;
   template <class Ready>

@@ -31,11 +31,23 @@ class FakeWork final : public ProgressEngine::Work {
     last_thread = std::this_thread::get_id();
     if (last_thread == caller) ++caller_steps;
     if (throw_next.exchange(false)) throw std::runtime_error("the work broke");
-    bool took = pending_work.load() > 0 && pending_work.fetch_sub(1) > 0;
+    bool took = !hold_work.load() && pending_work.load() > 0 && pending_work.fetch_sub(1) > 0;
     if (took && last_thread != caller) ++pending_taken_by_others;
     return took;
   }
   bool must_poll() const override { return pending_work.load() > 0; }
+  bool may_sleep(std::vector<posix::FutexWatch>& watches) override {
+    watches.clear();
+    if (!sleepable.load()) return false;
+    ++sleeps;
+    answer_word.store(1);
+    watches.push_back({&answer_word, 1});
+    return true;
+  }
+  void awake() override {
+    ++wakes;
+    answer_word.store(0);
+  }
   void fail(const std::exception_ptr& cause) override {
     try {
       std::rethrow_exception(cause);
@@ -49,6 +61,11 @@ class FakeWork final : public ProgressEngine::Work {
   std::atomic<int> steps{0};
   std::atomic<int> silent_steps{0};
   std::atomic<int> pending_work{0};
+  std::atomic<bool> hold_work{false};  // steps take none of the pending work
+  std::atomic<bool> sleepable{false};  // may_sleep() says yes, on answer_word
+  std::atomic<std::uint32_t> answer_word{0};
+  std::atomic<int> sleeps{0};
+  std::atomic<int> wakes{0};
   std::atomic<bool> throw_next{false};
   std::atomic<int> failures{0};
   std::atomic<int> finished{0};
@@ -267,6 +284,48 @@ TEST(ProgressEngine, DrivesInQuickSuccessionDoNotWakeTheThreadEachTime) {
   }
   const long looks = (Clock::now() - start) / ProgressEngine::kLookAgain;
   EXPECT_LT(other_threads_switches() - before, kDrives / 4 + 2 * looks);
+}
+
+// Work in flight that the work says may be waited for on a futex word: the thread sleeps there
+// (each sleep ends by kMaxSleep) instead of spinning through rounds, and ends each sleep with
+// awake(), in a round's lock.
+TEST(ProgressEngine, WorkInFlightThatMaySleepIsWaitedForAsleep) {
+  FakeWork work;
+  work.pending_work = 1;
+  work.hold_work = true;
+  work.sleepable = true;
+  ProgressEngine engine(work);
+  engine.start();
+  std::this_thread::sleep_for(5 * ProgressEngine::kMaxSleep);  // past the busy poll
+  const int before = work.steps.load();
+  constexpr int kSleeps = 50;
+  std::this_thread::sleep_for(kSleeps * ProgressEngine::kMaxSleep);
+  // A round per sleep at most (spinning would be thousands); half as many again for a sleep cut
+  // short by the test's own wake-ups of the thread, none here.
+  EXPECT_LE(work.steps.load() - before, kSleeps * 3 / 2);
+  EXPECT_GT(work.sleeps.load(), 0);
+  // An answer: the word changes and its sleeper is woken, as a task ring's write does.
+  work.hold_work = false;
+  work.answer_word.store(0);
+  posix::futex_wake(work.answer_word);
+  EXPECT_TRUE(thread_took(work, 1));
+  engine.stop();
+  EXPECT_EQ(work.sleeps.load(), work.wakes.load());
+}
+
+// A command posted while the thread sleeps on the work's words runs (the inbox word wakes it).
+TEST(ProgressEngine, ACommandReachesAThreadAsleepOnTheWorksWatches) {
+  FakeWork work;
+  work.pending_work = 1;
+  work.hold_work = true;
+  work.sleepable = true;
+  ProgressEngine engine(work);
+  engine.start();
+  std::this_thread::sleep_for(5 * ProgressEngine::kMaxSleep);
+  EXPECT_EQ(engine.run([] { return 7; }), 7);
+  work.hold_work = false;
+  engine.stop();
+  EXPECT_EQ(work.sleeps.load(), work.wakes.load());
 }
 
 }  // namespace

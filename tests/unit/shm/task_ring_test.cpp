@@ -1,6 +1,6 @@
 // The task ring (task_ring.hpp): a byte stream in shared memory, across the end of its buffer,
-// full, with more bytes than it holds, between real processes (futex wake-ups), and with its peer
-// gone.
+// full, with more bytes than it holds, between real processes (futex wake-ups, a reader asleep on
+// several rings), and with its peer gone.
 #include "shm/task_ring.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "posix/futex.hpp"
 #include "support/ring_memory.hpp"
 
 namespace {
@@ -100,6 +101,31 @@ TEST(TaskRing, ASleepingReaderInAnotherProcessIsWokenByAWrite) {
   Bytes bytes = pattern(3);
   ASSERT_EQ(ring.write_some(bytes), 3u);
   EXPECT_EQ(exit_status(reader), 0);
+}
+
+// A reader that sleeps on several rings at once (the master on its lanes' answers): with its
+// flags raised, a write into one of the rings wakes its sleep on their words in another process;
+// a ring with bytes waiting lets nobody sleep.
+TEST(TaskRing, AReaderAsleepOnSeveralRingsIsWokenByAWriteIntoOne) {
+  SharedRing first(kSmallRing);
+  SharedRing second(kSmallRing);
+  pid_t reader = fork();
+  ASSERT_GE(reader, 0);
+  if (reader == 0) {
+    bool may_sleep = first.ring.reader_may_sleep() && second.ring.reader_may_sleep();
+    const fiber::posix::FutexWatch watches[] = {{&first.ring.reader_word(), 1},
+                                                {&second.ring.reader_word(), 1}};
+    const auto start = std::chrono::steady_clock::now();
+    fiber::posix::futex_wait_any(watches, kPeerWait);
+    bool woken = std::chrono::steady_clock::now() - start < kPeerWait / 2 && !second.ring.empty();
+    _exit(may_sleep && woken ? 0 : 1);
+  }
+  std::this_thread::sleep_for(kLetItSleep);
+  Bytes bytes = pattern(3);
+  ASSERT_EQ(second.ring.write_some(bytes), 3u);
+  EXPECT_EQ(exit_status(reader), 0);
+  EXPECT_FALSE(second.ring.reader_may_sleep());
+  EXPECT_TRUE(first.ring.reader_may_sleep());
 }
 
 TEST(TaskRing, AWriterWhoseReaderIsGoneGivesUpWhenToldSo) {
