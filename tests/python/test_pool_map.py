@@ -59,15 +59,18 @@ def test_results_that_are_not_plain_data_come_back(pool):
 
 
 class _CallsCounted:
-    """A fiber.Pool's C++ pool, with its map_async calls counted (how many steps a map took)."""
+    """A fiber.Pool's C++ pool, with its map_async calls counted (how many steps a map took) and
+    the bytes of the calls they sent."""
 
     def __init__(self, pool):
         self._pool = pool
         self.map_async_calls = 0
+        self.call_bytes = 0
 
-    def map_async(self, *args, **kwargs):
+    def map_async(self, calls, *args, **kwargs):
         self.map_async_calls += 1
-        return self._pool.map_async(*args, **kwargs)
+        self.call_bytes += sum(len(frame) for call in calls for frame in call)
+        return self._pool.map_async(calls, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._pool, name)
@@ -102,6 +105,18 @@ def test_a_small_map_is_one_call():
         counted = _counting(pool)
         assert pool.map(abs, range(-100, 0)) == list(range(100, 0, -1))
         assert counted.map_async_calls == 1
+
+
+def test_a_map_takes_any_iterable_and_a_range_goes_as_ranges():
+    items = _large_map_items()
+    with fiber.Pool(2) as pool:
+        assert pool.map(abs, tuple(items)) == items
+        assert pool.map(abs, (x for x in items)) == items
+        assert pool.map_async(abs, {3: "a", 1: "b"}.keys()).get(timeout=60) == [3, 1]
+        counted = _counting(pool)
+        assert pool.map(abs, range(len(items))) == items
+        # Each batch a slice of the range, a range itself: a few bytes, not a pickled int per item.
+        assert counted.call_bytes < len(items)
 
 
 def _fails_at(x, bad):
