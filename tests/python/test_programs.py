@@ -1,11 +1,15 @@
-"""Whole programs: a master that is `python3 -c`, and the end of a program leaving no process."""
+"""Whole programs: a master that is `python3 -c`, and the end of a program leaving no process;
+the package's bytecode, which every worker imports."""
 
+import importlib.util
 import os
 import signal
 import time
 import uuid
 
 import pytest
+
+import fiber
 
 from conftest import PROGRAM_TIMEOUT_SECONDS, run_program, start_marked_program
 
@@ -138,3 +142,17 @@ def test_ctrl_c_during_join_raises_keyboard_interrupt_and_leaves_no_process():
         program.kill()  # a join that ignored Ctrl-C: the test fails, and leaves nothing running
     assert "in join" in stderr and stderr.rstrip().endswith("KeyboardInterrupt")
     assert processes_marked(mark.encode()) == []
+
+
+def test_every_module_of_the_package_has_its_bytecode():
+    """Every worker imports fiber: from source that is 15-20 ms more per worker, and this machine
+    kind sets PYTHONDONTWRITEBYTECODE, so nobody writes the bytecode at the first import; the
+    build compiles it (python/CMakeLists.txt), as the install does."""
+    folder = os.path.dirname(fiber.__file__)
+    modules = [name for name in os.listdir(folder) if name.endswith(".py")]
+    assert modules
+    for name in modules:
+        source = os.path.join(folder, name)
+        compiled = importlib.util.cache_from_source(source)
+        assert os.path.exists(compiled), f"{name} has no bytecode ({compiled})"
+        assert os.path.getmtime(compiled) >= os.path.getmtime(source), f"{name}'s is stale"
