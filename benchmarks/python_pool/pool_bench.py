@@ -20,6 +20,8 @@ fiber_overhead's and sleep_floor's lines share the file; the mode names the meas
   map_chunksize_1   one map of `tasks` empty tasks at chunksize 1 (task_seconds 0)
   map_auto          the same at automatic chunks: the framework's own (fiber, multiprocessing's
                     default chunksize for map), multiprocessing's rule where it has none
+  imap_chunksize_1  imap of the chunksize-1 map's tasks, read lazily from an iterator, the results
+                    taken one by one; fiber and multiprocessing only (the peers have no lazy map)
   first_pool_start  making the first pool (fiber: with its runtime, MPI_Init), and its first map
   first_pool_map    of one empty task per worker (fiber: spawn to first task, with the two rows)
   second_pool_start the same for a pool made after the first was terminated (fiber's takes the
@@ -98,11 +100,16 @@ def parse_args():
 
 
 class Pool:
-    """What the measurements call, whatever the framework: rounds of apply_async and maps."""
+    """What the measurements call, whatever the framework: rounds of apply_async, maps, and imap
+    where the framework has a lazy one (fiber and multiprocessing)."""
 
-    def __init__(self, apply_async, pool_map):
+    def __init__(self, apply_async, pool_map, pool_imap=None):
         self._apply_async = apply_async  # (function, argument) -> something with get()
         self._map = pool_map  # (function, items, chunksize or None) -> results
+        self.imap = None
+        if pool_imap is not None:  # (function, iterable, chunksize) -> an iterator of results
+            self.imap = lambda function, items, chunksize: list(pool_imap(
+                function, iter(items), chunksize))
 
     def apply_round(self, function, arguments):
         pending = [self._apply_async(function, argument) for argument in arguments]
@@ -121,7 +128,7 @@ def automatic_chunksize(tasks_count):
 def multiprocessing_like_pool(module):
     """fiber or multiprocessing: the same Pool class and calls."""
     with module.Pool(WORKERS) as pool:
-        yield Pool(lambda f, x: pool.apply_async(f, (x,)), pool.map)
+        yield Pool(lambda f, x: pool.apply_async(f, (x,)), pool.map, pool.imap)
 
 
 class _Result:
@@ -215,13 +222,16 @@ def measure_start(stack, framework, module, which):
 
 
 def measure_maps(framework, pool, sizes, repeats):
-    for mode, chunksize, count in (("map_chunksize_1", 1, sizes[0]),
-                                   ("map_auto", None, sizes[1])):
+    for mode, call, chunksize, count in (("map_chunksize_1", pool.map, 1, sizes[0]),
+                                         ("map_auto", pool.map, None, sizes[1]),
+                                         ("imap_chunksize_1", pool.imap, 1, sizes[0])):
+        if call is None:
+            continue
         items = list(range(count))
-        pool.map(tasks.empty, list(range(WARM_UP_TASKS)), chunksize)
+        call(tasks.empty, list(range(WARM_UP_TASKS)), chunksize)
         best = math.inf
         for _ in range(repeats):
-            seconds, results = timed(pool.map, tasks.empty, items, chunksize)
+            seconds, results = timed(call, tasks.empty, items, chunksize)
             if results != items:
                 sys.exit(f"{framework}: {mode} returned a wrong result")
             best = min(best, seconds)
