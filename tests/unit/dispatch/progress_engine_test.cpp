@@ -286,22 +286,27 @@ TEST(ProgressEngine, DrivesInQuickSuccessionDoNotWakeTheThreadEachTime) {
   EXPECT_LT(other_threads_switches() - before, kDrives / 4 + 2 * looks);
 }
 
+// Starts `engine` on one unit of work in flight that no round takes and that the work says may
+// be waited for on its futex word, and lets the thread's busy poll after its start pass.
+void start_with_work_held_asleep(FakeWork& work, ProgressEngine& engine) {
+  work.pending_work = 1;
+  work.hold_work = true;
+  work.sleepable = true;
+  engine.start();
+  std::this_thread::sleep_for(5 * ProgressEngine::kMaxSleep);
+}
+
 // Work in flight that the work says may be waited for on a futex word: the thread sleeps there
 // (each sleep ends by kMaxSleep) instead of spinning through rounds, and ends each sleep with
 // awake(), in a round's lock.
 TEST(ProgressEngine, WorkInFlightThatMaySleepIsWaitedForAsleep) {
   FakeWork work;
-  work.pending_work = 1;
-  work.hold_work = true;
-  work.sleepable = true;
   ProgressEngine engine(work);
-  engine.start();
-  std::this_thread::sleep_for(5 * ProgressEngine::kMaxSleep);  // past the busy poll
+  start_with_work_held_asleep(work, engine);
   const int before = work.steps.load();
   constexpr int kSleeps = 50;
   std::this_thread::sleep_for(kSleeps * ProgressEngine::kMaxSleep);
-  // A round per sleep at most (spinning would be thousands); half as many again for a sleep cut
-  // short by the test's own wake-ups of the thread, none here.
+  // A round per sleep at most, and some slack for the sleeps' ends (spinning: thousands).
   EXPECT_LE(work.steps.load() - before, kSleeps * 3 / 2);
   EXPECT_GT(work.sleeps.load(), 0);
   // An answer: the word changes and its sleeper is woken, as a task ring's write does.
@@ -316,12 +321,8 @@ TEST(ProgressEngine, WorkInFlightThatMaySleepIsWaitedForAsleep) {
 // A command posted while the thread sleeps on the work's words runs (the inbox word wakes it).
 TEST(ProgressEngine, ACommandReachesAThreadAsleepOnTheWorksWatches) {
   FakeWork work;
-  work.pending_work = 1;
-  work.hold_work = true;
-  work.sleepable = true;
   ProgressEngine engine(work);
-  engine.start();
-  std::this_thread::sleep_for(5 * ProgressEngine::kMaxSleep);
+  start_with_work_held_asleep(work, engine);
   EXPECT_EQ(engine.run([] { return 7; }), 7);
   work.hold_work = false;
   engine.stop();
