@@ -19,13 +19,13 @@ class JobEndWatch {
   using Clock = std::chrono::steady_clock;
 
   // A job whose processes stopped ending this long ago is taken for hung (it was the whole
-  // grace before: enough for a job of a few hundred processes on 2 cores, e.g. 128 workers on 4
-  // simulated nodes end within 2 s of their master).
+  // grace before: enough for a few hundred processes on 2 cores; 128 and 256 workers on 4
+  // simulated nodes ended 0.4 and 1.6 s after their master).
   static constexpr auto kQuietGrace = std::chrono::seconds(10);
   // Added to the first grace per process of the job left on this host when the programs ended:
   // the first workers leave only once all of their spawn finalize, so that before the first
-  // progress the job's size is all there is to go by. (Measured: docs/platform.md, "A clean
-  // end".)
+  // progress the job's size is all there is to go by. About ten times the 5.9 ms per process
+  // measured at 256 workers on 2 cores (docs/platform.md, "A clean end").
   static constexpr auto kGracePerProcess = std::chrono::milliseconds(50);
 
   // The ranks' programs all ended at `when`, `processes` processes of the job (mpirun's

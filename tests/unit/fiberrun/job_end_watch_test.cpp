@@ -20,7 +20,7 @@ TEST(JobEndWatch, ASmallJobGetsTheQuietGrace) {
 }
 
 TEST(JobEndWatch, TheFirstGraceGrowsWithTheProcessesLeft) {
-  constexpr int kProcesses = 2100;  // 1,024 workers, their task processes, the daemons
+  constexpr int kProcesses = 1040;  // 1,024 workers, the node daemons and their shells
   const auto grace = JobEndWatch::kQuietGrace + JobEndWatch::kGracePerProcess * kProcesses;
   JobEndWatch watch(kEnded, kProcesses);
   watch.look(kEnded + grace / 2, kProcesses);  // none has left yet: no progress
