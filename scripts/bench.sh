@@ -19,6 +19,9 @@
 #   idle_workers what workers with nothing to do cost (held, running a long task, parked): CPU and
 #                wake-ups per worker and the machine's busy share, 16 .. 128 workers on one
 #                machine and on 4 simulated nodes, and the first call after an idle spell
+#   startup      where a pool's start-up goes per worker, 128 and 256 workers on 4 simulated nodes:
+#                the CPU of the master, mpirun, the node daemons and each worker by phase, the
+#                serial part against its 5 ms target, and each phase's moments
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
 #   task_hop     where the default pool's per-task time goes between a worker and its task
 #                process (kernel counters per task), beside the MPI round trip
@@ -30,7 +33,7 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 55 minutes on 2 cores; es_scaling 15-25 of them,
+#   scripts/bench.sh            the full run (about 60 minutes on 2 cores; es_scaling 15-25 of them,
 #                               idle_workers about 12, ppo_scaling about 7)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
@@ -52,11 +55,11 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity idle_workers
-  large_results task_hop queue_pipe round_hops python_pool)
+  startup large_results task_hop queue_pipe round_hops python_pool)
 quick=false
 only=()
 results=benchmarks/results
@@ -97,7 +100,7 @@ if [[ -z $build ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
   cmake --build build -j2 --target fiberrun fiber-es fiber_throughput mpi_roundtrip \
     fiber_overhead sleep_floor mpi_rounds lane_rounds noise_memory fiber_elasticity \
-    fiber_stage_change idle_workers \
+    fiber_stage_change idle_workers fiber_startup \
     large_results \
     fiber_mpi_counts mpi_counts_check task_hop queue_pipe fiber-ppo ppo_update _fiber
 fi
@@ -214,6 +217,7 @@ if $quick; then
   hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
   idle_workers=(--workers 16 --seconds 3)
+  startup=(--workers 16)
   stage_change=(--nodes 4 --changes 3)
   ppo_scaling=(--workers 1 4 16 --iterations 2 --project-to 64 --replay 64 --replay-nodes 4)
   noise_memory=(--floats 4000000)
@@ -234,6 +238,7 @@ else
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
   idle_workers=(--workers 16 64 128 --seconds 10)
+  startup=(--workers 128 256)
   stage_change=(--nodes 16 --changes 10)
   ppo_scaling=(--workers 1 2 4 8 16 32 64 --iterations 3 --project-to 256 --replay 64 256
     --replay-nodes 8)
@@ -355,6 +360,16 @@ bench_idle_workers() {
   end_csv idle_workers
   $python benchmarks/idle_workers/report.py "$results/idle_workers.csv" \
     --markdown "$results/idle_workers.md" "${page[@]}" || failed+=("idle_workers report")
+}
+
+# Where a pool's start-up goes, per worker, on 4 simulated nodes (benchmarks/startup/).
+bench_startup() {
+  begin_csv startup "workers,nodes,measure,value"
+  measure startup 900 "$results/startup.csv.tmp" $python benchmarks/startup/startup.py "$build" \
+    --nodes 4 "${startup[@]}"
+  end_csv startup
+  $python benchmarks/startup/report.py "$results/startup.csv" \
+    --markdown "$results/startup.md" "${page[@]}" || failed+=("startup report")
 }
 
 # Large results: fiber's default transports and CMA, alternated (docs/platform.md, "A worker

@@ -99,14 +99,14 @@ overhead)
   ;;
 reports)
   results=$root/benchmarks/results
-  for name in throughput overhead es_scaling noise_memory elasticity idle_workers; do
+  for name in throughput overhead es_scaling noise_memory elasticity idle_workers startup; do
     plot=(--plot "$work/$name.png")
-    [[ $name == elasticity || $name == idle_workers ]] && plot=()
+    [[ $name == elasticity || $name == idle_workers || $name == startup ]] && plot=()
     $python "$root/benchmarks/$name/report.py" "$results/$name.csv" --markdown "$work/$name.md" \
       "${plot[@]}" >/dev/null || fail "$name report failed"
     diff -u "$results/$name.md" "$work/$name.md" ||
       fail "$name: the report no longer writes what benchmarks/results/$name.md holds"
-    [[ $name == elasticity || $name == idle_workers || -s $work/$name.png ]] ||
+    [[ $name == elasticity || $name == idle_workers || $name == startup || -s $work/$name.png ]] ||
       fail "$name: no plot"
   done
   # A line that is no row (UCX wrote its warnings to stdout until fiber sent them to stderr):
@@ -129,7 +129,7 @@ reports)
        /^<!-- end of .* table -->$/ { inside = 0 }
        !inside' "$page" >"$work/page.md"
   for name in throughput overhead python_pool es_scaling noise_memory ppo_scaling elasticity \
-      idle_workers; do
+      idle_workers startup; do
     peers=()
     [[ -e $results/${name}_peers.csv ]] && peers=(--peer-states "$results/${name}_peers.csv")
     $python "$root/benchmarks/$name/report.py" "$results/$name.csv" "${peers[@]}" \
@@ -137,16 +137,16 @@ reports)
   done
   diff -u <(outside_tables "$page") <(outside_tables "$work/page.md") ||
     fail "--page changed docs/guide/benchmarks.md outside its tables' markers"
-  [[ $(grep -c "^<!-- .* table: written by scripts/bench.sh -->$" "$work/page.md") -eq 8 ]] ||
-    fail "--page: not 8 tables between markers"
+  [[ $(grep -c "^<!-- .* table: written by scripts/bench.sh -->$" "$work/page.md") -eq 9 ]] ||
+    fail "--page: not 9 tables between markers"
   empty=$(awk '/^<!-- .* table: written by scripts\/bench.sh -->$/ { name = $2; lines = 0; next }
                /^<!-- end of .* table -->$/ { if (lines == 0) print name }
                { lines++ }' "$work/page.md")
   [[ -z $empty ]] || fail "--page wrote no table for: $empty"
   grep -q "^| 1 | 16 | master's host | held |" "$work/page.md" ||
     fail "--page: the idle_workers table is not the report's"
-  echo "5 reports: the committed tables, and their plots; a stray line refused in one line;"
-  echo "8 reports written into a copy of docs/guide/benchmarks.md (--page)"
+  echo "7 reports: the committed tables, and their plots; a stray line refused in one line;"
+  echo "9 reports written into a copy of docs/guide/benchmarks.md (--page)"
   ;;
 *)
   fail "unknown check '$2'"

@@ -4,7 +4,9 @@
 #   clean_end.sh FIBERRUN MULTINODE_TEST normal|killed_worker
 # normal:        MultiNode.FullPoolEndsCleanly, 127 workers and the master on 4 nodes of 32 slots
 #                (the 2 cores allow no more in the suite; the lines were seen at 1,024): the job
-#                prints nothing but the test's own lines.
+#                prints nothing but the test's own lines. The test checks the same run's start
+#                (one spawn, the master's CPU per worker) and its held workers' idle CPU and
+#                wake-ups, and prints what it measured (lines "FullPoolEndsCleanly: ...").
 # killed_worker: MultiNode.KilledWorkerLeavesACleanEnd, a worker of a spawn of 5 SIGKILLed on
 #                nodeB: besides fiber's lines on the loss, at most the one PMIx line of the death
 #                itself and the one UCX line of a send to the dead worker; its 4 siblings leave
@@ -50,10 +52,12 @@ fi
 files=$(find "$nodes" -type f)
 [[ -z $files ]] || fail "$check: left in the nodes' /dev/shm: $(tr '\n' ' ' <<<"$files")"
 
-# What the job printed besides the test's own lines (gtest's, without their colours) and
-# mpirun's start-up race with a node's launcher, harmless ("A clean end" says why it stays).
+# What the job printed besides the test's own lines (gtest's, without their colours, and what it
+# measured) and mpirun's start-up race with a node's launcher, harmless ("A clean end" says why
+# it stays).
 printed=$(sed 's/\x1b\[[0-9;]*m//g' "$out" |
   grep -Ev '^(\[( RUN      |       OK |==========|----------|  PASSED  )\]|Note: Google Test filter|$)' |
+  grep -Ev '^FullPoolEndsCleanly: ' |
   grep -Ev 'plm:rsh: Warning: setpgid\([0-9]+,[0-9]+\) failed in parent with errno=Permission denied')
 death_line='PMIX ERROR: BAD-PARAM in file .*pmix_event_notification.c at line 1033$'
 send_line='pml_ucx.c:[0-9]+ +Error: ucx send failed: Endpoint timeout$'
@@ -65,4 +69,5 @@ if [[ $check == killed_worker ]]; then
   printed=$(grep -Ev "$death_line|$send_line|^fiber: " <<<"$printed")
 fi
 [[ -z $printed ]] || { cat "$out" >&2; fail "$check: the job printed (above):"$'\n'"$printed"; }
+grep '^FullPoolEndsCleanly: ' "$out"
 echo "clean_end $check: passed"

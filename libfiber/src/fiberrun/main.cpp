@@ -27,7 +27,9 @@
 #include <thread>
 #include <vector>
 
+#include "fiberrun/job_end_watch.hpp"
 #include "fiberrun/mpirun_command.hpp"
+#include "fiberrun/process_tree.hpp"
 #include "fiberrun/rank_status.hpp"
 #include "fiberrun/rank_supervisor.hpp"
 #include "launch_defaults.hpp"
@@ -37,9 +39,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How long mpirun may go on after every rank's program has exited (a master that exited
-// without ending its workers leaves them waiting) before fiberrun ends the job.
-constexpr auto kJobEndGrace = 10s;
+// While mpirun goes on after every rank's program has exited, fiberrun counts the job's
+// processes this often (reading all of /proc: at 1,024 workers about 2,000 files, while the
+// workers finalize on the same cores) to see whether they are still leaving (job_end_watch.hpp).
+constexpr auto kEndLookInterval = 1s;
 // How long mpirun may take to end once told to (SIGTERM) before it is killed: after a node's
 // loss it waits forever for the dead node's daemon and ignores SIGTERM (docs/platform.md, "A lost
 // node forbids spawns"); its daemons on the other nodes end with it.
@@ -116,9 +119,11 @@ pid_t start_mpirun(const std::vector<std::string>& command, const sigset_t& unbl
 
 // Waits for mpirun, passing signals on, and ends the job once its programs are gone.
 int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset_t& signals) {
+  using Clock = std::chrono::steady_clock;
   int pending = 0;  // a SIGTERM or SIGINT for the program, not passed on yet
-  std::optional<std::chrono::steady_clock::time_point> programs_ended;
-  std::optional<std::chrono::steady_clock::time_point> job_ended;  // when mpirun was told to end
+  std::optional<fiberrun::JobEndWatch> programs_ended;  // and the job's processes since
+  Clock::time_point last_look;
+  std::optional<Clock::time_point> job_ended;  // when mpirun was told to end
   bool job_killed = false;
   int mpirun_status = 0;
   while (waitpid(mpirun, &mpirun_status, WNOHANG) == 0) {
@@ -133,15 +138,22 @@ int wait_for_job(pid_t mpirun, const std::filesystem::path& folder, const sigset
     }
     if (running) pending = 0;
     if (!ranks.empty() && !running && !job_ended) {
-      // A program killed by a signal leaves its workers waiting: end the job at once.
-      auto now = std::chrono::steady_clock::now();
-      if (!programs_ended) programs_ended = now;
-      if (signaled || now - *programs_ended > kJobEndGrace) {
+      // A program killed by a signal leaves its workers waiting: end the job at once. Else the
+      // workers are given time to leave, as long as they do.
+      auto now = Clock::now();
+      if (!programs_ended) {
+        programs_ended.emplace(now, fiberrun::count_descendants(mpirun));
+        last_look = now;
+      } else if (now - last_look >= kEndLookInterval) {
+        programs_ended->look(now, fiberrun::count_descendants(mpirun));
+        last_look = now;
+      }
+      if (signaled || programs_ended->overdue(now)) {
         kill(mpirun, SIGTERM);
         job_ended = now;
       }
     }
-    if (job_ended && !job_killed && std::chrono::steady_clock::now() - *job_ended > kJobKillGrace) {
+    if (job_ended && !job_killed && Clock::now() - *job_ended > kJobKillGrace) {
       std::fprintf(stderr,
                    "fiberrun: mpirun did not end %lld s after SIGTERM (a lost node?): killed\n",
                    static_cast<long long>(
