@@ -1,14 +1,17 @@
-"""CPU time from /proc, for the scaling benchmarks (es_scaling, ppo_scaling): of a process (all its
-threads, also ended ones), of a job's processes by role (the master, its workers, their task
-processes, mpirun and its node daemons, orted), and of the whole machine (/proc/stat). Ticks of
-10 ms (the kernel's USER_HZ); a process that ended between two readings takes its CPU with it."""
+"""CPU time from /proc, for the scaling benchmarks (es_scaling, ppo_scaling, es_real): of a process
+(all its threads, also ended ones), of a job's processes by role (the master, its workers, their
+task processes, the launchers: fiberrun, mpirun and its node daemons, orted), and of the whole
+machine (/proc/stat). Ticks of 10 ms (the kernel's USER_HZ); a process that ended between two
+readings takes its CPU with it."""
 
 import os
 import threading
 import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-LAUNCHERS = ("mpirun", "orted")  # what launches a job's processes on each (simulated) node
+# What launches a job's processes on each (simulated) node; under fiberrun, its rank supervisor
+# (a fiberrun process under the node daemon) starts the master.
+LAUNCHERS = ("fiberrun", "mpirun", "orted")
 ROLES = ("master", "workers", "task_processes", "launchers")
 
 
@@ -67,8 +70,9 @@ def launcher_cpu_seconds(mpirun, program):
 def job_processes(mpirun, program):
     """{pid: (role, CPU seconds)} of an mpirun job of one master running `program` that spawns
     workers (the same program) with task processes (their children): the master is the oldest
-    `program` under mpirun or a node daemon, the workers the others there, the task processes
-    every process under a worker; the launchers mpirun and its node daemons (orted)."""
+    `program` under a launcher, the workers the others there, the task processes every process
+    under a worker; the launchers fiberrun (and its rank supervisor), mpirun and its node daemons
+    (orted). `mpirun` is the launcher's pid: mpirun's, or fiberrun's."""
     processes = machine_processes()
     tree = children_by_parent(processes)
     roles, launchers, pending = {}, [], [mpirun]
