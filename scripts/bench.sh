@@ -12,8 +12,8 @@
 #                on 32 .. 1,024 workers of simulated nodes (64 slots each, the master on a node of
 #                its own): seconds per generation against the ideal and the paper's, the CPU of
 #                each generation by process class, PSS per worker, and 10 workers SIGKILLed during
-#                a generation of 1,024 (about 45 minutes, 20 of them starting the 1,024 workers
-#                twice; 12 GB of memory at 1,024)
+#                a generation of 1,024; IPyParallel and mpi4py.futures at 32 and 64 workers (about
+#                40 minutes, 10 of them starting the 1,024 workers; 12 GB of memory at 1,024)
 #   ppo_scaling  fiber-ppo on Humanoid-v5 with a simulated step cost, 1 .. 64 workers on 4 simulated
 #                nodes and 8 on one: rollout and update per iteration, the update alone against the
 #                GEMMs of its shapes, the paper's 256 against 8 workers projected from them; then
@@ -36,7 +36,7 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 100 minutes on 2 cores; es_real about 45 of them,
+#   scripts/bench.sh            the full run (about 95 minutes on 2 cores; es_real about 40 of them,
 #                               es_scaling 15-25, idle_workers about 12, ppo_scaling about 7)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)

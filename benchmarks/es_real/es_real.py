@@ -4,8 +4,8 @@ population (2,048: 1,024 tasks of one antithetic pair per generation), each task
 paper's 0.92 s (Pendulum-v1, 2 episodes of 200 steps, --step-sleep-us STEP_SLEEP_US), on 32 to
 1,024 workers of simulated nodes (tests/multinode's launcher, under fiberrun): the master alone
 on nodeA, the workers on nodes of --slots slots, so that every worker is remote (as on a cluster;
-no lane). A few generations per worker count; with --fault, one more run at that count in which
---kills workers (never the master) are SIGKILLed at random moments of one generation.
+no lane). A few generations per worker count; with --fault, the run at that count has two more:
+one in which --kills workers (never the master) are SIGKILLed at random moments, one after.
 
 One CSV line per generation of each run, its figures over that generation (between two of
 fiber-es's generation lines; the first from the pool's ready line):
@@ -16,22 +16,22 @@ fiber-es's generation lines; the first from the pool's ready line):
     pss_processes,pss_worker_bytes,pss_task_bytes,kills,workers_lost,workers_new,exit_status,
     cores
 
-kind: run, or fault. start_seconds: from the launch to the pool's ready line. tasks,
-distinct_tasks, task_seconds_*: fiber-es's rollout log (one row per task as the master recorded
-its result: a result counted twice or lost shows as tasks != distinct_tasks or != 1,024);
+kind: fiber (peer.py's rows: the peer's name). start_seconds: from the launch to the pool's ready
+line. tasks, distinct_tasks, task_seconds_*: fiber-es's rollout log (one row per task as the master
+recorded its result: a result counted twice or lost shows as tasks != distinct_tasks or != 1,024);
 busiest worker: the most task seconds one worker ran. pool_size: as fiber-es's line says. CPU
 seconds: the master's (all threads) and its polls that found nothing (the PMPI counting library,
-build/benchmarks/mpi_counts, preloaded into the master), and from /proc (benchmarks/proc_cpu.py)
-at each generation line: the workers' (all), the busiest worker's, the task processes', the
-launchers' (fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every
-process, other jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last
-generation only (which the report leaves out of the times, as reading 2,000 processes' smaps
-costs CPU): the workers' and their task processes' sums, and how many workers. kills: the
-workers SIGKILLed in that generation; workers_lost: those fiber took for lost in the run (its
-"its tasks go to other workers" lines); workers_new: worker processes first seen after the kills
-(the replacements); exit_status: fiberrun's (a run that completed every generation is kept when
-its teardown was cut, e.g. by fiberrun's grace after the master's end at 1,024 workers, and said
-so on stderr); cores: this machine's processors.
+build/benchmarks/mpi_counts, preloaded into the master), and from /proc (benchmarks/proc_cpu.py) at
+each generation line: the workers' (all), the busiest worker's, the task processes', the launchers'
+(fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every process, other
+jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last generation only (which the
+report leaves out of the times, as reading 2,000 processes' smaps costs CPU): the workers' and their
+task processes' sums, and how many workers. kills: the workers SIGKILLed in that generation;
+workers_lost: those fiber took for lost by that generation's line since the previous one (its "its
+tasks go to other workers" lines); workers_new, in the kills' generation's row: worker processes
+first seen after the kills, by the run's end (the replacements); exit_status: fiberrun's (a run that
+completed every generation is kept when its teardown was cut, e.g. by fiberrun's grace after the
+master's end at 1,024 workers, and said so on stderr); cores: this machine's processors.
 
     /usr/bin/python3 es_real.py BUILD_DIR [--workers 32 64 ...] [--generations G] [--slots S]
         [--fault W] [--kills K] [--seed N] [--header]
@@ -70,7 +70,6 @@ HEADER = ("kind,workers,nodes,slots,generation,start_seconds,wall_seconds,step_s
           "pool_size,master_cpu,master_idle_poll,worker_cpu,worker_cpu_max,task_cpu,launcher_cpu,"
           "machine_cpu,pss_processes,pss_worker_bytes,pss_task_bytes,kills,workers_lost,"
           "workers_new,exit_status,cores")
-FAULT_GENERATION = 1  # the generation of the kills: after the first (warm-up) one
 # The kills fall in the first KILL_WINDOW of the generation's ideal time: the generation takes at
 # least that long, so each falls inside it, while tasks run.
 KILL_WINDOW = 0.9
@@ -165,25 +164,42 @@ def task_figures(path, generations):
     return figures
 
 
-def run(build, work, kind, workers, args):
-    """Runs fiber-es once on `workers` workers (kind "fault": with the kills) and prints a CSV
-    line per generation."""
+class Plan:
+    """What one run does: its generations, and which of them (if any) has the kills."""
+
+    def __init__(self, workers, args):
+        self.workers = workers
+        self.faulty = workers == args.fault
+        # With the kills: after the timed generations, the kills' generation and one for the
+        # replacements to arrive, before the PSS reading's.
+        self.generations = args.generations + (2 if self.faulty else 0)
+        self.fault_generation = args.generations - 1 if self.faulty else None
+        self.pss_generation = self.generations - 1
+
+
+def fiber_es_command(build, workers, generations, log):
+    """fiberrun running fiber-es (the counting library preloaded into it) on the workload."""
+    library = os.path.join(build, "benchmarks", "mpi_counts", "libfiber_mpi_counts.so")
+    return [os.path.join(build, "libfiber", "fiberrun"), "env", f"LD_PRELOAD={library}",
+            os.path.join(build, "apps", "es", PROGRAM), "--env", ENVIRONMENT,
+            "--hidden", *map(str, HIDDEN), "--population", str(2 * es_paper.TASKS),
+            "--pairs-per-task", "1", "--eval-episodes", "0", "--noise-size", str(NOISE_SIZE),
+            "--generations", str(generations), "--checkpoint-every", str(generations),
+            "--workers", str(workers), "--step-sleep-us", str(STEP_SLEEP_US),
+            "--rollout-log", "summary", "--output", log, "--overwrite"]
+
+
+def run(build, work, plan, args):
+    """Runs fiber-es once as `plan` says and prints a CSV line per generation."""
+    workers = plan.workers
     hostfile = os.path.join(work, "hostfile")
     nodes = simulated_nodes.write_master_apart_hostfile(hostfile, workers, args.slots)
     counts_path = os.path.join(work, "counts")
     if os.path.exists(counts_path):
         os.remove(counts_path)
-    library = os.path.join(build, "benchmarks", "mpi_counts", "libfiber_mpi_counts.so")
     env = simulated_nodes.launch_environment(hostfile, FIBER_MPI_COUNTS=counts_path,
                                              OMPI_MCA_pmix_server_max_wait=PMIX_SERVER_MAX_WAIT)
-    log = os.path.join(work, "run.h5")
-    command = [os.path.join(build, "libfiber", "fiberrun"), "env", f"LD_PRELOAD={library}",
-               os.path.join(build, "apps", "es", PROGRAM), "--env", ENVIRONMENT,
-               "--hidden", *map(str, HIDDEN), "--population", str(2 * es_paper.TASKS),
-               "--pairs-per-task", "1", "--eval-episodes", "0", "--noise-size", str(NOISE_SIZE),
-               "--generations", str(args.generations), "--checkpoint-every",
-               str(args.generations), "--workers", str(workers), "--step-sleep-us",
-               str(STEP_SLEEP_US), "--rollout-log", "summary", "--output", log, "--overwrite"]
+    command = fiber_es_command(build, workers, plan.generations, os.path.join(work, "run.h5"))
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
@@ -192,32 +208,33 @@ def run(build, work, kind, workers, args):
     errors.start()
     snapshots = Snapshots(process.pid)
     ready, lines, pss, killed, killer, before_kills = None, [], None, [], None, set()
-    rng = random.Random(args.seed)
+    lost_by_line = []  # lost[0] at each generation line
     for line in process.stdout:
         if line.startswith(f"{PROGRAM}: ") and " parameters, " in line:
             ready = time.monotonic() - started
             _, ready_counts, _ = es_scaling.read_counts(counts_path)
             snapshots.take()
-            print(f"es_real: {kind}, {workers} workers: ready after {ready:.0f} s",
-                  file=sys.stderr, flush=True)
+            print(f"es_real: {workers} workers: ready after {ready:.0f} s", file=sys.stderr,
+                  flush=True)
         elif line.startswith("gen "):
             lines.append((time.monotonic(), int(line.split()[-2])))
+            lost_by_line.append(lost[0])
             snapshots.take()
-            print(f"es_real: {kind}, {workers} workers: {line.strip()}", file=sys.stderr,
-                  flush=True)
-            if kind == "fault" and len(lines) == FAULT_GENERATION:
+            print(f"es_real: {workers} workers: {line.strip()}", file=sys.stderr, flush=True)
+            if len(lines) == plan.fault_generation:  # the kills' generation has begun
                 before_kills = set(snapshots.taken[-1][1])
                 window = KILL_WINDOW * es_paper.ideal_generation_seconds(workers)
                 killer = threading.Thread(target=kill_workers, args=(
-                    snapshots.live_workers(), args.kills, window, rng, killed))
+                    snapshots.live_workers(), args.kills, window, random.Random(args.seed),
+                    killed))
                 killer.start()
-            if len(lines) == args.generations - 1:
+            if len(lines) == plan.pss_generation:
                 pss = job_pss(process.pid)
     status = process.wait()
     errors.join()
     if killer:
         killer.join()
-    if ready is None or len(lines) < args.generations:
+    if ready is None or len(lines) < plan.generations:
         sys.exit(f"es_real: fiber-es with {workers} workers failed (status {status})")
     if status != 0:
         print(f"es_real: warning: fiber-es with {workers} workers ran every generation but "
@@ -226,65 +243,67 @@ def run(build, work, kind, workers, args):
     if len(counters) != len(lines):
         sys.exit(f"es_real: {len(counters)} snapshots of the counters for {len(lines)} "
                  f"generations ({workers} workers)")
-    rollouts = task_figures(os.path.join(work, "run.rollouts.h5"), args.generations)
-    new_workers = (len(set(snapshots.taken[-1][1]) - before_kills) if kind == "fault" else 0)
+    rollouts = task_figures(os.path.join(work, "run.rollouts.h5"), plan.generations)
+    new_workers = len(set(snapshots.taken[-1][1]) - before_kills) if plan.faulty else 0
     times = [started + ready] + [moment for moment, _ in lines]
     idle_polls = [counts["idle_poll_nanoseconds"] / 1e9
                   for counts in [ready_counts] + [tallies for _, tallies in counters]]
-    for g in range(args.generations):
+    lost_by_line = [0] + lost_by_line
+    for g in range(plan.generations):
         (roles0, workers0, busy0), (roles1, workers1, busy1) = snapshots.taken[g:g + 2]
         delta = {role: roles1[role] - roles0[role] for role in proc_cpu.ROLES}
         busiest = max((cpu - workers0.get(pid, 0.0) for pid, cpu in workers1.items()), default=0)
         rows, distinct, median, busiest_tasks, total = rollouts[g]
-        in_pss = pss if g == args.generations - 1 else ("", "", "")
-        print(f"{kind},{workers},{nodes},{args.slots},{g},{ready:.3f},"
+        in_pss = pss if g == plan.pss_generation else ("", "", "")
+        print(f"fiber,{workers},{nodes},{args.slots},{g},{ready:.3f},"
               f"{times[g + 1] - times[g]:.3f},{STEP_SLEEP_US},{rows},{distinct},{median:.4f},"
               f"{busiest_tasks:.4f},{total:.3f},{lines[g][1]},"
               f"{delta['master']:.2f},{idle_polls[g + 1] - idle_polls[g]:.4f},"
               f"{delta['workers']:.2f},"
               f"{busiest:.2f},{delta['task_processes']:.2f},{delta['launchers']:.2f},"
               f"{busy1 - busy0:.2f},{in_pss[0]},{in_pss[1]},{in_pss[2]},"
-              f"{len(killed) if g == FAULT_GENERATION and kind == 'fault' else 0},{lost[0]},"
-              f"{new_workers},{status},{os.cpu_count()}", flush=True)
+              f"{len(killed) if g == plan.fault_generation else 0},"
+              f"{lost_by_line[g + 1] - lost_by_line[g]},"
+              f"{new_workers if g == plan.fault_generation else 0},{status},{os.cpu_count()}",
+              flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", help="the build directory (libfiber/fiberrun, apps/es/fiber-es, "
                                       "benchmarks/mpi_counts)")
-    parser.add_argument("--workers", type=int, nargs="*", default=[32, 64, 128, 256, 512, 1024])
+    parser.add_argument("--workers", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024])
     parser.add_argument("--generations", type=int, default=4,
                         help="per run: the first is a warm-up, the last is the PSS reading's")
     parser.add_argument("--slots", type=int, default=64, help="slots per simulated node")
     parser.add_argument("--fault", type=int, metavar="WORKERS",
-                        help="also a run of WORKERS workers with --kills workers SIGKILLed in "
-                             f"generation {FAULT_GENERATION}")
+                        help="the run of WORKERS workers (one of --workers) has 2 generations "
+                             "more: one in which --kills workers are SIGKILLed, one after")
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1, help="of the kills' victims and moments")
     parser.add_argument("--header", action="store_true", help="print the CSV header first")
     args = parser.parse_args()
-    counts = args.workers + ([args.fault] if args.fault is not None else [])
-    if min(counts + [args.slots, args.kills]) <= 0 or args.generations < 3:
-        parser.error("workers, --fault, --slots, --kills: positive; --generations: at least 3 "
-                     "(a warm-up, one timed, one for the PSS)")
-    if args.fault is not None and args.kills >= args.fault:
-        parser.error("--kills must leave the --fault run a worker")
+    if min(args.workers + [args.slots, args.kills]) <= 0 or args.generations < 3:
+        parser.error("workers, --slots, --kills: positive; --generations: at least 3 (a warm-up, "
+                     "one timed, one for the PSS)")
+    if args.fault is not None and (args.fault not in args.workers or args.kills >= args.fault):
+        parser.error("--fault: one of --workers, with more workers than --kills")
     try:
-        for workers in counts:
+        for workers in args.workers:
             simulated_nodes.write_master_apart_hostfile(os.devnull, workers, args.slots)
     except ValueError as error:
         parser.error(str(error))
     if args.header:
         print(HEADER, flush=True)
-    layouts = [("run", workers) for workers in args.workers]
-    if args.fault is not None:
-        layouts.append(("fault", args.fault))
     with tempfile.TemporaryDirectory(prefix="fiber-es-real-") as work:
-        for kind, workers in layouts:
-            print(f"es_real: {kind}, {workers} workers on nodes of {args.slots} slots",
-                  file=sys.stderr, flush=True)
+        for workers in args.workers:
+            plan = Plan(workers, args)
+            print(f"es_real: {workers} workers on nodes of {args.slots} slots, "
+                  f"{plan.generations} generations"
+                  + (f", {args.kills} killed in generation {plan.fault_generation}"
+                     if plan.faulty else ""), file=sys.stderr, flush=True)
             started = time.monotonic()
-            run(args.build, work, kind, workers, args)
+            run(args.build, work, plan, args)
             print(f"es_real: took {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
 

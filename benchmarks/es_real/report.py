@@ -61,18 +61,21 @@ PEERS_NOT_RUN = ("beyond 64 workers they were not run: a peer's worker is a whol
 
 
 class Count:
-    """The runs of one kind at one worker count: the medians of its timed generations."""
+    """fiber's run at one worker count: the medians of its timed generations (after the first,
+    before any kills and the last), its kills' generation and those after."""
 
     def __init__(self, rows):
         rows = sorted(rows, key=lambda r: int(r["generation"]))
         first = rows[0]
+        kills = [i for i, r in enumerate(rows) if int(r["kills"]) > 0]
+        self.after_kills = rows[kills[0]:] if kills else []
         self.workers, self.nodes = int(first["workers"]), int(first["nodes"])
         self.slots, self.cores = int(first["slots"]), int(first["cores"])
         self.start = float(first["start_seconds"])
         self.sleep = int(first["step_sleep_us"]) * 1e-6 * STEPS_PER_TASK
-        self.lost = int(first["workers_lost"])
         self.status = first["exit_status"]
-        timed = rows[1:-1]
+        timed = rows[1:kills[0]] if kills else rows[1:-1]
+        self.lost = sum(int(r["workers_lost"]) for r in rows[:len(timed) + 1])
         if not timed:
             raise ValueError(f"{self.workers} workers: no generation between the first and the "
                              "last")
@@ -112,17 +115,14 @@ class Count:
 
 
 def load(path):
-    """({workers: Count} of fiber's plain runs, [rows of each fault run], {(peer, workers): median
-    seconds per generation, the first left out})."""
+    """({workers: Count} of fiber's runs, {(peer, workers): median seconds per generation, the
+    first left out})."""
     grouped = {}
     for row in report_support.read_csv(path, FIELDS):
         grouped.setdefault((row["kind"], int(row["workers"])), []).append(row)
-    runs, faults, peers = {}, [], {}
+    runs, peers = {}, {}
     for (kind, workers), rows in sorted(grouped.items()):
-        if kind == "fault":
-            faults.append(rows)
-            continue
-        if kind != "run":
+        if kind != "fiber":
             timed = [float(r["wall_seconds"]) for r in rows if int(r["generation"]) > 0]
             if timed:
                 peers[(kind, workers)] = statistics.median(timed)
@@ -131,7 +131,7 @@ def load(path):
             runs[workers] = Count(rows)
         except ValueError as error:
             print(f"report.py: left out: {error}", file=sys.stderr)
-    return runs, faults, peers
+    return runs, peers
 
 
 def paper_cell(seconds, failed):
@@ -164,8 +164,8 @@ def times_table(runs, peers, ends):
     return report_support.markdown(
         ["workers", "nodes x slots (the master's 1 +)", "start s", "task s (median)", "ideal s",
          "T s", "T / ideal", "T' s", "T' / ideal", "T_c s", "T_c / ideal", "busy share",
-         "PSS MiB / worker", "paper: Fiber s", "paper: IPyParallel s", "here: IPyParallel s", "here: mpi4py.futures s",
-         "workers lost"],
+         "PSS MiB / worker", "paper: Fiber s", "paper: IPyParallel s", "here: IPyParallel s",
+         "here: mpi4py.futures s", "workers lost"],
         lines, right_aligned=range(18))
 
 
@@ -188,31 +188,26 @@ def cpu_table(runs):
         lines, right_aligned=range(13))
 
 
-def fault_text(faults, runs):
+def fault_text(runs):
     out = []
-    for rows in faults:
-        rows = sorted(rows, key=lambda r: int(r["generation"]))
-        hit = next((r for r in rows if int(r["kills"]) > 0), None)
-        n = int(rows[0]["workers"])
-        if hit is None:
-            out.append(f"- The fault run at {n:,} workers killed no worker (see its log).")
+    for n, c in sorted(runs.items()):
+        if not c.after_kills:
             continue
+        hit, rows = c.after_kills[0], c.after_kills
         exact = all(int(r["tasks"]) == int(r["distinct_tasks"]) == es_paper.TASKS for r in rows)
-        normal = runs.get(n)
-        against = (f", {float(hit['wall_seconds']) / normal.m['wall_seconds']:.2f}x the "
-                   f"generation without faults ({normal.m['wall_seconds']:.2f} s)"
-                   if normal else "")
-        ideal = es_paper.ideal_generation_seconds(n)
+        seconds = float(hit["wall_seconds"])
         out.append(
             f"- {n:,} workers, {hit['kills']} workers SIGKILLed at random moments of generation "
-            f"{hit['generation']}: that generation took {float(hit['wall_seconds']):.2f} s "
-            f"({float(hit['wall_seconds']) / ideal:.2f}x its ideal{against}); every generation's "
-            f"{es_paper.TASKS:,} results {'each exactly once' if exact else 'NOT each once'} in "
-            f"fiber-es's rollout log (rows {', '.join(r['tasks'] for r in rows)}, distinct tasks "
+            f"{hit['generation']} (after the timed ones): that generation took {seconds:.2f} s, "
+            f"{seconds / c.ideal:.2f}x its ideal and {seconds / c.m['wall_seconds']:.2f}x the "
+            f"generations without kills; from it on, each generation's {es_paper.TASKS:,} results "
+            f"{'each exactly once' if exact else 'NOT each exactly once'} in fiber-es's rollout "
+            f"log (rows {', '.join(r['tasks'] for r in rows)}; distinct tasks "
             f"{', '.join(r['distinct_tasks'] for r in rows)}); workers taken for lost "
-            f"{rows[0]['workers_lost']}, new worker processes {rows[0]['workers_new']}, pool size "
-            f"by generation {', '.join(r['pool_size'] for r in rows)}; fiberrun's status "
-            f"{rows[0]['exit_status']}.")
+            f"{sum(int(r['workers_lost']) for r in rows)}, new worker processes by the run's end "
+            f"{hit['workers_new']}; the pool's size by generation "
+            f"{', '.join(r['pool_size'] for r in rows)}; the next generations took "
+            f"{', '.join(r['wall_seconds'] for r in rows[1:])} s.")
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -222,7 +217,7 @@ def targets_text(runs):
     measured = largest.m["wall_seconds"] / largest.ideal
     shared = largest.share_out() / largest.ideal
     worker = largest.worker_cpu_while_running()
-    lost = sum(c.lost for c in runs.values())
+    lost = sum(c.lost for c in runs.values())  # before any kills
 
     def verdict(ok):
         return "met" if ok else "NOT met"
@@ -233,7 +228,7 @@ def targets_text(runs):
         f"- Within {SHARE_OUT_TARGET}x once the machine's share is taken out (T'): {shared:.2f}x: "
         f"{verdict(shared <= SHARE_OUT_TARGET)} (T_c: "
         f"{largest.cluster() / largest.ideal:.2f}x).",
-        f"- Workers lost: {lost} over the runs without faults: {verdict(lost == 0)}.",
+        f"- Workers lost before any kills: {lost}: {verdict(lost == 0)}.",
         f"- PSS per worker with its task process at {n:,} workers: {largest.pss_per_worker:.1f} "
         f"MiB ({largest.pss_parts[0]:.1f} the worker, {largest.pss_parts[1]:.1f} its task "
         f"process; target {PSS_TARGET_MIB} MiB): "
@@ -302,7 +297,7 @@ def plot(path, runs, peers):
 
 def main():
     args = report_support.arguments(__doc__.splitlines()[0], peers=True)
-    runs, faults, peers = load(args.csv)
+    runs, peers = load(args.csv)
     ends, notes = report_support.peer_ends(args.peer_states)
     if not runs:
         sys.exit("report.py: no complete run in " + args.csv)
@@ -321,8 +316,9 @@ def main():
         + "\nWhere each generation's CPU went (seconds, median; /proc, the master's idle polls "
         "from the PMPI counters; everything else: the machine's busy time less the job's, other "
         "jobs and the measuring script included):\n\n" + cpu_table(runs))
-    if faults:
-        text += "\nWorkers killed:\n\n" + fault_text(faults, runs)
+    killed = fault_text(runs)
+    if killed:
+        text += "\nWorkers killed:\n\n" + killed
     if notes:
         text += "\nPeers:\n\n" + "".join(f"- {note}\n" for note in notes)
     text += "\nThe issue's targets:\n\n" + targets_text(runs)
