@@ -12,9 +12,9 @@ fiber-es's generation lines; the first from the pool's ready line):
 
     kind,workers,nodes,slots,generation,start_seconds,wall_seconds,step_sleep_us,tasks,
     distinct_tasks,task_seconds_median,busiest_worker_task_seconds,task_seconds_total,pool_size,
-    master_cpu,master_idle_poll,worker_cpu,worker_cpu_max,task_cpu,launcher_cpu,machine_cpu,
-    pss_processes,pss_worker_bytes,pss_task_bytes,kills,workers_lost,workers_new,exit_status,
-    cores
+    master_cpu,master_idle_poll,worker_cpu,worker_cpu_median,worker_cpu_max,task_cpu,launcher_cpu,
+    machine_cpu,pss_processes,pss_worker_bytes,pss_task_bytes,kills,workers_lost,workers_new,
+    exit_status,cores
 
 kind: fiber (peer.py's rows: the peer's name). start_seconds: from the launch to the pool's ready
 line. tasks, distinct_tasks, task_seconds_*: fiber-es's rollout log (one row per task as the master
@@ -22,16 +22,16 @@ recorded its result: a result counted twice or lost shows as tasks != distinct_t
 busiest worker: the most task seconds one worker ran. pool_size: as fiber-es's line says. CPU
 seconds: the master's (all threads) and its polls that found nothing (the PMPI counting library,
 build/benchmarks/mpi_counts, preloaded into the master), and from /proc (benchmarks/proc_cpu.py) at
-each generation line: the workers' (all), the busiest worker's, the task processes', the launchers'
-(fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every process, other
-jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last generation only (which the
-report leaves out of the times, as reading 2,000 processes' smaps costs CPU): the workers' and their
-task processes' sums, and how many workers. kills: the workers SIGKILLed in that generation;
-workers_lost: those fiber took for lost by that generation's line since the previous one (its "its
-tasks go to other workers" lines); workers_new, in the kills' generation's row: worker processes
-first seen after the kills, by the run's end (the replacements); exit_status: fiberrun's (a run that
-completed every generation is kept when its teardown was cut, e.g. by fiberrun's grace after the
-master's end at 1,024 workers, and said so on stderr); cores: this machine's processors.
+each generation line: the workers' (all), the median and the busiest worker's, the task processes',
+the launchers' (fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every
+process, other jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last generation
+only (which the report leaves out of the times, as reading 2,000 processes' smaps costs CPU): the
+workers' and their task processes' sums, and how many workers. kills: the workers SIGKILLed in that
+generation; workers_lost: those fiber took for lost by that generation's line since the previous one
+(its "its tasks go to other workers" lines); workers_new, in the kills' generation's row: worker
+processes first seen after the kills, by the run's end (the replacements); exit_status: fiberrun's
+(a run that completed every generation is kept when its teardown was cut, e.g. by fiberrun's grace
+after the master's end at 1,024 workers, and said so on stderr); cores: this machine's processors.
 
     /usr/bin/python3 es_real.py BUILD_DIR [--workers 32 64 ...] [--generations G] [--slots S]
         [--fault W] [--kills K] [--seed N] [--header]
@@ -67,9 +67,9 @@ STEP_SLEEP_US = round(es_paper.TAU / STEPS_PER_TASK * 1e6)
 NOISE_SIZE = 2_000_000  # entries of the noise table, es_scaling's
 HEADER = ("kind,workers,nodes,slots,generation,start_seconds,wall_seconds,step_sleep_us,tasks,"
           "distinct_tasks,task_seconds_median,busiest_worker_task_seconds,task_seconds_total,"
-          "pool_size,master_cpu,master_idle_poll,worker_cpu,worker_cpu_max,task_cpu,launcher_cpu,"
-          "machine_cpu,pss_processes,pss_worker_bytes,pss_task_bytes,kills,workers_lost,"
-          "workers_new,exit_status,cores")
+          "pool_size,master_cpu,master_idle_poll,worker_cpu,worker_cpu_median,worker_cpu_max,"
+          "task_cpu,launcher_cpu,machine_cpu,pss_processes,pss_worker_bytes,pss_task_bytes,kills,"
+          "workers_lost,workers_new,exit_status,cores")
 # The kills fall in the first KILL_WINDOW of the generation's ideal time: the generation takes at
 # least that long, so each falls inside it, while tasks run.
 KILL_WINDOW = 0.9
@@ -252,15 +252,15 @@ def run(build, work, plan, args):
     for g in range(plan.generations):
         (roles0, workers0, busy0), (roles1, workers1, busy1) = snapshots.taken[g:g + 2]
         delta = {role: roles1[role] - roles0[role] for role in proc_cpu.ROLES}
-        busiest = max((cpu - workers0.get(pid, 0.0) for pid, cpu in workers1.items()), default=0)
+        each = [cpu - workers0[pid] for pid, cpu in workers1.items() if pid in workers0]
         rows, distinct, median, busiest_tasks, total = rollouts[g]
         in_pss = pss if g == plan.pss_generation else ("", "", "")
         print(f"fiber,{workers},{nodes},{args.slots},{g},{ready:.3f},"
               f"{times[g + 1] - times[g]:.3f},{STEP_SLEEP_US},{rows},{distinct},{median:.4f},"
               f"{busiest_tasks:.4f},{total:.3f},{lines[g][1]},"
               f"{delta['master']:.2f},{idle_polls[g + 1] - idle_polls[g]:.4f},"
-              f"{delta['workers']:.2f},"
-              f"{busiest:.2f},{delta['task_processes']:.2f},{delta['launchers']:.2f},"
+              f"{delta['workers']:.2f},{statistics.median(each):.3f},{max(each):.2f},"
+              f"{delta['task_processes']:.2f},{delta['launchers']:.2f},"
               f"{busy1 - busy0:.2f},{in_pss[0]},{in_pss[1]},{in_pss[2]},"
               f"{len(killed) if g == plan.fault_generation else 0},"
               f"{lost_by_line[g + 1] - lost_by_line[g]},"

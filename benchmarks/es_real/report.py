@@ -40,12 +40,12 @@ import report_support  # noqa: E402
 FIELDS = ("kind", "workers", "nodes", "slots", "generation", "start_seconds", "wall_seconds",
           "step_sleep_us", "tasks", "distinct_tasks", "task_seconds_median",
           "busiest_worker_task_seconds", "task_seconds_total", "pool_size", "master_cpu",
-          "master_idle_poll", "worker_cpu", "worker_cpu_max", "task_cpu", "launcher_cpu",
-          "machine_cpu", "pss_processes", "pss_worker_bytes", "pss_task_bytes", "kills",
-          "workers_lost", "workers_new", "exit_status", "cores")
+          "master_idle_poll", "worker_cpu", "worker_cpu_median", "worker_cpu_max", "task_cpu",
+          "launcher_cpu", "machine_cpu", "pss_processes", "pss_worker_bytes", "pss_task_bytes",
+          "kills", "workers_lost", "workers_new", "exit_status", "cores")
 MEDIANS = ("wall_seconds", "task_seconds_median", "busiest_worker_task_seconds",
-           "task_seconds_total", "master_cpu", "master_idle_poll", "worker_cpu", "worker_cpu_max",
-           "task_cpu", "launcher_cpu", "machine_cpu")
+           "task_seconds_total", "master_cpu", "master_idle_poll", "worker_cpu",
+           "worker_cpu_median", "worker_cpu_max", "task_cpu", "launcher_cpu", "machine_cpu")
 STEPS_PER_TASK = 400  # es_real.py's: 2 episodes of Pendulum-v1's 200 steps
 # The issue's targets at the largest count.
 MEASURED_TARGET = 1.5  # T / ideal, as measured on these cores
@@ -53,11 +53,6 @@ SHARE_OUT_TARGET = 1.15  # T' / ideal
 WORKER_CPU_TARGET = 0.01  # of a core, a worker while its task runs
 PSS_TARGET_MIB = 15  # per worker, its task process included
 MIB = 2 ** 20
-# Why the peers ran at the small counts only (scripts/bench.sh runs them at 32 and 64).
-PEERS_NOT_RUN = ("beyond 64 workers they were not run: a peer's worker is a whole Python "
-                 "interpreter (an IPyParallel engine ~60 MB, an mpi4py.futures worker ~30 MB "
-                 "RSS), and each starts in about a second of CPU, so 128 or more would take "
-                 "much of this machine's 23 GB and minutes of its 2 cores beside fiber's run.")
 
 
 class Count:
@@ -110,28 +105,37 @@ class Count:
         return self.own_core_tasks() + self.m["master_cpu"] - self.m["master_idle_poll"]
 
     def worker_cpu_while_running(self):
-        """The workers' CPU per second of their tasks' running (share of a core)."""
+        """A worker's CPU per second of its tasks' running (share of a core): the median worker's
+        CPU over the generation against a worker's mean task seconds (all its CPU, its share of
+        the broadcast and the reductions too, counted against the time its tasks ran)."""
+        return self.m["worker_cpu_median"] / (self.m["task_seconds_total"] / self.workers)
+
+    def workers_cpu_while_running(self):
+        """All workers' CPU per second of their tasks' running (the relays' included)."""
         return self.m["worker_cpu"] / self.m["task_seconds_total"]
 
 
 def load(path):
     """({workers: Count} of fiber's runs, {(peer, workers): median seconds per generation, the
-    first left out})."""
+    first left out}, {peer: PSS per worker in MiB, its largest run's})."""
     grouped = {}
     for row in report_support.read_csv(path, FIELDS):
         grouped.setdefault((row["kind"], int(row["workers"])), []).append(row)
-    runs, peers = {}, {}
+    runs, peers, peer_memory = {}, {}, {}
     for (kind, workers), rows in sorted(grouped.items()):
         if kind != "fiber":
             timed = [float(r["wall_seconds"]) for r in rows if int(r["generation"]) > 0]
             if timed:
                 peers[(kind, workers)] = statistics.median(timed)
+            for r in rows:
+                if r["pss_processes"]:
+                    peer_memory[kind] = int(r["pss_worker_bytes"]) / int(r["pss_processes"]) / MIB
             continue
         try:
             runs[workers] = Count(rows)
         except ValueError as error:
             print(f"report.py: left out: {error}", file=sys.stderr)
-    return runs, peers
+    return runs, peers, peer_memory
 
 
 def paper_cell(seconds, failed):
@@ -145,6 +149,20 @@ def peer_cell(peers, ends, framework, workers):
     if (framework, workers) in peers:
         return f"{peers[(framework, workers)]:.2f}"
     return ends.get(framework, "not run")
+
+
+def peers_text(peers, memory, largest):
+    """What the peers' columns hold, and why the counts beyond theirs were not run."""
+    if not peers:
+        return "The peers were not run (a full run of scripts/bench.sh runs them)."
+    ran = max(n for _, n in peers)
+    sizes = ", ".join(f"{name} {mib:.0f} MiB, {mib * largest / 1024:.1f} GiB at {largest:,}"
+                      for name, mib in sorted(memory.items()))
+    return ("The peers here: the same generation on one node (their tasks sleep as fiber's, "
+            f"without the simulator), up to {ran} workers. Beyond, not run: a peer's worker is a "
+            f"whole Python interpreter (PSS per worker, its controller or MPI daemon included: "
+            f"{sizes}) that takes about a second of CPU to start, beside fiber's run on the same "
+            "2 cores and 23 GB.")
 
 
 def times_table(runs, peers, ends):
@@ -180,12 +198,14 @@ def cpu_table(runs):
                       f"{1e3 * m['task_cpu'] / es_paper.TASKS:.1f}", f"{m['launcher_cpu']:.2f}",
                       f"{m['machine_cpu'] - job:.2f}", f"{m['machine_cpu']:.2f}",
                       f"{100 * c.worker_cpu_while_running():.2f} %",
+                      f"{100 * c.workers_cpu_while_running():.2f} %",
                       f"{100 * m['worker_cpu_max'] / m['wall_seconds']:.1f} %"])
     return report_support.markdown(
         ["workers", "T s", "cores x T", "master", "of which idle polls", "workers",
          "task processes", "ms per task", "fiberrun, mpirun, orted", "everything else",
-         "machine busy", "a worker per second of its tasks", "busiest worker / T"],
-        lines, right_aligned=range(13))
+         "machine busy", "median worker per task second", "all workers per task second",
+         "busiest worker / T"],
+        lines, right_aligned=range(14))
 
 
 def fault_text(runs):
@@ -297,7 +317,7 @@ def plot(path, runs, peers):
 
 def main():
     args = report_support.arguments(__doc__.splitlines()[0], peers=True)
-    runs, peers = load(args.csv)
+    runs, peers, peer_memory = load(args.csv)
     ends, notes = report_support.peer_ends(args.peer_states)
     if not runs:
         sys.exit("report.py: no complete run in " + args.csv)
@@ -310,9 +330,8 @@ def main():
         f"median of {any_run.timed} generation(s) (the first and the last left out); start: from "
         "the launch to the pool's ready line; the paper's times per generation (its 50 "
         "iterations / 50); T', T_c and the busy share: the method above the table in "
-        "benchmarks/es_real/report.py. The peers here: the same generation on one node (their "
-        "tasks sleep as fiber's, without the simulator), at the counts that fit: "
-        f"{PEERS_NOT_RUN}\n\n" + times_table(runs, peers, ends)
+        "benchmarks/es_real/report.py. " + peers_text(peers, peer_memory, max(runs)) + "\n\n"
+        + times_table(runs, peers, ends)
         + "\nWhere each generation's CPU went (seconds, median; /proc, the master's idle polls "
         "from the PMPI counters; everything else: the machine's busy time less the job's, other "
         "jobs and the measuring script included):\n\n" + cpu_table(runs))
