@@ -67,19 +67,32 @@ def launcher_cpu_seconds(mpirun, program):
     return total
 
 
-def job_processes(mpirun, program):
+def has_environment(pid, entry):
+    """True if `entry` ("NAME=VALUE") is in the environment of `pid` (False if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return entry.encode() in environ.read().split(b"\0")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+
+
+def job_processes(mpirun, program, daemons_marker=None):
     """{pid: (role, CPU seconds)} of an mpirun job of one master running `program` that spawns
     workers (the same program) with task processes (their children): the master is the oldest
     `program` under a launcher, the workers the others there, the task processes every process
     under a worker; the launchers fiberrun (and its rank supervisor), mpirun and its node daemons
-    (orted). `mpirun` is the launcher's pid: mpirun's, or fiberrun's."""
+    (orted). `mpirun` is the launcher's pid: mpirun's, or fiberrun's. daemons_marker: an entry
+    "NAME=VALUE" of the job's environment by which its node daemons are found when they have
+    left mpirun's tree (an `orted --daemonize`, as the simulated nodes' are when run as root)."""
     processes = machine_processes()
     tree = children_by_parent(processes)
-    roles, launchers, pending = {}, [], [mpirun]
+    daemonized = [pid for pid, (name, _, _, _) in processes.items()
+                  if daemons_marker and name == "orted" and has_environment(pid, daemons_marker)]
+    roles, launchers, pending = {}, set(), [mpirun] + daemonized
     while pending:  # mpirun, and the node daemons under the fake ssh's shells
         pid = pending.pop()
-        if pid in processes and processes[pid][0] in LAUNCHERS:
-            launchers.append(pid)
+        if pid in processes and processes[pid][0] in LAUNCHERS and pid not in launchers:
+            launchers.add(pid)
             roles[pid] = ("launchers", processes[pid][2])
         pending += [child for child, name in tree.get(pid, []) if name != program]
     ranks = sorted((processes[child][3], child) for launcher in launchers

@@ -83,13 +83,13 @@ class Snapshots:
     """CPU by role and by worker, and the machine's busy time, read from /proc at moments of the
     run. A process that ended keeps the CPU it had when last seen."""
 
-    def __init__(self, launcher):
-        self.launcher = launcher
+    def __init__(self, launcher, daemons_marker):
+        self.launcher, self.daemons_marker = launcher, daemons_marker
         self.seen = {}  # {pid: (role, CPU seconds)} of every process of the job seen
         self.taken = []  # per snapshot: ({role: CPU seconds}, {worker pid: CPU seconds}, busy)
 
     def take(self):
-        self.seen.update(proc_cpu.job_processes(self.launcher, PROGRAM))
+        self.seen.update(proc_cpu.job_processes(self.launcher, PROGRAM, self.daemons_marker))
         totals = dict.fromkeys(proc_cpu.ROLES, 0.0)
         for role, seconds in self.seen.values():
             totals[role] += seconds
@@ -113,9 +113,9 @@ def pss_bytes(pid):
     return 0
 
 
-def job_pss(launcher):
+def job_pss(launcher, daemons_marker):
     """(workers, their PSS, their task processes' PSS) of the job now."""
-    roles = proc_cpu.job_processes(launcher, PROGRAM)
+    roles = proc_cpu.job_processes(launcher, PROGRAM, daemons_marker)
     workers = [pid for pid, (role, _) in roles.items() if role == "workers"]
     tasks = [pid for pid, (role, _) in roles.items() if role == "task_processes"]
     return len(workers), sum(map(pss_bytes, workers)), sum(map(pss_bytes, tasks))
@@ -206,7 +206,9 @@ def run(build, work, plan, args):
     lost = [0]
     errors = threading.Thread(target=count_lost_workers, args=(process.stderr, lost))
     errors.start()
-    snapshots = Snapshots(process.pid)
+    # The node daemons leave mpirun's tree: found by this run's counts file in their environment.
+    marker = f"FIBER_MPI_COUNTS={counts_path}"
+    snapshots = Snapshots(process.pid, marker)
     ready, lines, pss, killed, killer, before_kills = None, [], None, [], None, set()
     lost_by_line = []  # lost[0] at each generation line
     for line in process.stdout:
@@ -229,7 +231,7 @@ def run(build, work, plan, args):
                     killed))
                 killer.start()
             if len(lines) == plan.pss_generation:
-                pss = job_pss(process.pid)
+                pss = job_pss(process.pid, marker)
     status = process.wait()
     errors.join()
     if killer:
