@@ -156,13 +156,12 @@ def peers_text(peers, memory, largest):
     if not peers:
         return "The peers were not run (a full run of scripts/bench.sh runs them)."
     ran = max(n for _, n in peers)
-    sizes = ", ".join(f"{name} {mib:.0f} MiB, {mib * largest / 1024:.1f} GiB at {largest:,}"
-                      for name, mib in sorted(memory.items()))
+    sizes = "".join(f", {name} {mib:.0f} MiB ({mib * largest / 1024:.1f} GiB at {largest:,})"
+                    for name, mib in sorted(memory.items()))
     return ("The peers here: the same generation on one node (their tasks sleep as fiber's, "
             f"without the simulator), up to {ran} workers. Beyond, not run: a peer's worker is a "
-            f"whole Python interpreter (PSS per worker, its controller or MPI daemon included: "
-            f"{sizes}) that takes about a second of CPU to start, beside fiber's run on the same "
-            "2 cores and 23 GB.")
+            "whole Python interpreter (PSS per worker, its controller or MPI daemon included"
+            f"{sizes}), beside fiber's run on the same 2 cores and 23 GB.")
 
 
 def times_table(runs, peers, ends):
@@ -332,9 +331,12 @@ def main():
         "iterations / 50); T', T_c and the busy share: the method above the table in "
         "benchmarks/es_real/report.py. " + peers_text(peers, peer_memory, max(runs)) + "\n\n"
         + times_table(runs, peers, ends)
-        + "\nWhere each generation's CPU went (seconds, median; /proc, the master's idle polls "
-        "from the PMPI counters; everything else: the machine's busy time less the job's, other "
-        "jobs and the measuring script included):\n\n" + cpu_table(runs))
+        + "\nWhere each generation's CPU went (seconds, median; /proc, in ticks of 10 ms, the "
+        "master's idle polls from the PMPI counters; everything else: the machine's busy time "
+        "less the job's, other jobs and the measuring script included, to within the readings' "
+        "skew of a few tenths of a second, which can make it negative; a worker per task "
+        "second: the median worker's CPU over the generation against a worker's mean task "
+        "seconds, every worker being on a node other than the master's):\n\n" + cpu_table(runs))
     killed = fault_text(runs)
     if killed:
         text += "\nWorkers killed:\n\n" + killed
