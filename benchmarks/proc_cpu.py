@@ -83,7 +83,8 @@ def job_processes(mpirun, program, daemons_marker=None):
     under a worker; the launchers fiberrun (and its rank supervisor), mpirun and its node daemons
     (orted). `mpirun` is the launcher's pid: mpirun's, or fiberrun's. daemons_marker: an entry
     "NAME=VALUE" of the job's environment by which its node daemons are found when they have
-    left mpirun's tree (an `orted --daemonize`, as the simulated nodes' are when run as root)."""
+    left mpirun's tree (mpirun's rsh launcher started the simulated nodes' daemons here with
+    `--daemonize`: they were children of init, not of the fake ssh's shells)."""
     processes = machine_processes()
     tree = children_by_parent(processes)
     daemonized = [pid for pid, (name, _, _, _) in processes.items()
