@@ -235,7 +235,7 @@ def targets_text(runs):
     n = largest.workers
     measured = largest.m["wall_seconds"] / largest.ideal
     shared = largest.share_out() / largest.ideal
-    worker = largest.worker_cpu_while_running()
+    worker = largest.workers_cpu_while_running()  # the mean: the median is a tick or none
     lost = sum(c.lost for c in runs.values())  # before any kills
 
     def verdict(ok):
@@ -252,9 +252,14 @@ def targets_text(runs):
         f"MiB ({largest.pss_parts[0]:.1f} the worker, {largest.pss_parts[1]:.1f} its task "
         f"process; target {PSS_TARGET_MIB} MiB): "
         f"{verdict(largest.pss_per_worker <= PSS_TARGET_MIB)}.",
-        f"- A worker whose task runs, on a remote node: {100 * worker:.2f} % of a core (its CPU "
-        f"over the generation per second of its tasks; target {100 * WORKER_CPU_TARGET:g} %): "
+        f"- A worker whose task runs, on a remote node: {100 * worker:.2f} % of a core (all "
+        "workers' CPU over the generation, the relays' and reductions' included, per second of "
+        f"their tasks; the median worker's: {100 * largest.worker_cpu_while_running():.2f} %, in "
+        f"10 ms ticks; target {100 * WORKER_CPU_TARGET:g} %): "
         f"{verdict(worker <= WORKER_CPU_TARGET)}."]
+    if n != es_paper.TASKS:
+        lines.insert(0, f"- (The issue states them at {es_paper.TASKS:,} workers; the largest "
+                        f"count run here is {n:,}.)")
     notes = [f"- {n:,} workers: every generation ran, but fiberrun exited with status "
              f"{c.status} (the job's end was cut: its grace after the master's end)"
              for n, c in sorted(runs.items()) if c.status != "0"]
@@ -334,9 +339,10 @@ def main():
         + "\nWhere each generation's CPU went (seconds, median; /proc, in ticks of 10 ms, the "
         "master's idle polls from the PMPI counters; everything else: the machine's busy time "
         "less the job's, other jobs and the measuring script included, to within the readings' "
-        "skew of a few tenths of a second, which can make it negative; a worker per task "
-        "second: the median worker's CPU over the generation against a worker's mean task "
-        "seconds, every worker being on a node other than the master's):\n\n" + cpu_table(runs))
+        "skew of a few tenths of a second, which can make it negative; per task second: the "
+        "median worker's CPU over the generation against a worker's mean task seconds (below "
+        "a tick, 10 ms, it reads 0), and all workers' against all tasks' seconds; every worker "
+        "is on a node other than the master's):\n\n" + cpu_table(runs))
     killed = fault_text(runs)
     if killed:
         text += "\nWorkers killed:\n\n" + killed
