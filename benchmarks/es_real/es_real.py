@@ -26,7 +26,8 @@ each generation line: the workers' (all), the median and the busiest worker's, t
 the launchers' (fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every
 process, other jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last generation
 only (which the report leaves out of the times, as reading 2,000 processes' smaps costs CPU): the
-workers' and their task processes' sums, and how many workers. kills: the workers SIGKILLed in that
+workers' and their task processes' sums, and how many workers (those whose processes could all be
+read before the job's end). kills: the workers SIGKILLed in that
 generation; workers_lost: those fiber took for lost by that generation's line since the previous one
 (its "its tasks go to other workers" lines); workers_new, in the kills' generation's row: worker
 processes first seen after the kills, by the run's end (the replacements); exit_status: fiberrun's
@@ -102,7 +103,7 @@ class Snapshots:
 
 
 def pss_bytes(pid):
-    """The PSS of `pid` in bytes (/proc/PID/smaps_rollup), 0 if it is gone."""
+    """The PSS of `pid` in bytes (/proc/PID/smaps_rollup), None if it is gone."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as rollup:
             for line in rollup:
@@ -110,15 +111,25 @@ def pss_bytes(pid):
                     return int(line.split()[1]) * 1024
     except (FileNotFoundError, ProcessLookupError):
         pass
-    return 0
+    return None
 
 
 def job_pss(launcher, daemons_marker):
-    """(workers, their PSS, their task processes' PSS) of the job now."""
+    """(workers read, their PSS, their task processes' PSS) of the job now, over the workers
+    whose process and task processes could all be read (the job may end while 2,000 processes'
+    smaps are read: a worker or task process gone by then leaves its pair out)."""
     roles = proc_cpu.job_processes(launcher, PROGRAM, daemons_marker)
-    workers = [pid for pid, (role, _) in roles.items() if role == "workers"]
-    tasks = [pid for pid, (role, _) in roles.items() if role == "task_processes"]
-    return len(workers), sum(map(pss_bytes, workers)), sum(map(pss_bytes, tasks))
+    tree = proc_cpu.children_by_parent()
+    read, worker_total, task_total = 0, 0, 0
+    for pid, (role, _) in roles.items():
+        if role != "workers":
+            continue
+        tasks = [child for child, _ in tree.get(pid, [])]
+        sizes = [pss_bytes(pid)] + [pss_bytes(child) for child in tasks]
+        if tasks and None not in sizes:
+            read, worker_total, task_total = read + 1, worker_total + sizes[0], \
+                task_total + sum(sizes[1:])
+    return read, worker_total, task_total
 
 
 def kill_workers(workers, count, window, rng, killed):

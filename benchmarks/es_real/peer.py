@@ -47,7 +47,7 @@ def descendants_pss():
     total, pending = 0, [os.getpid()]
     while pending:
         for child, _ in tree.get(pending.pop(), []):
-            total += es_real.pss_bytes(child)
+            total += es_real.pss_bytes(child) or 0
             pending.append(child)
     return total
 

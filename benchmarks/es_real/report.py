@@ -174,7 +174,7 @@ def times_table(runs, peers, ends):
                       f"{c.share_out():.2f}", f"{c.share_out() / c.ideal:.2f}",
                       f"{c.cluster():.2f}", f"{c.cluster() / c.ideal:.2f}",
                       f"{100 * c.m['machine_cpu'] / (c.cores * c.m['wall_seconds']):.0f} %",
-                      f"{c.pss_per_worker:.1f}",
+                      "-" if math.isnan(c.pss_per_worker) else f"{c.pss_per_worker:.1f}",
                       paper_cell(fiber, False), paper_cell(ipp, n in es_paper.TIMES),
                       peer_cell(peers, ends, "ipyparallel", n),
                       peer_cell(peers, ends, "mpi4py.futures", n), str(c.lost)])
@@ -230,6 +230,20 @@ def fault_text(runs):
     return "\n".join(out) + "\n" if out else ""
 
 
+def pss_text(runs):
+    """The PSS target's line: at the largest count with a reading."""
+    measured = [n for n, c in runs.items() if not math.isnan(c.pss_per_worker)]
+    if not measured:
+        return "- PSS per worker: no reading."
+    c = runs[max(measured)]
+    missing = (f" (no reading at {max(runs):,}: see the notes of the page)"
+               if max(measured) != max(runs) else "")
+    return (f"- PSS per worker with its task process at {c.workers:,} workers{missing}: "
+            f"{c.pss_per_worker:.1f} MiB ({c.pss_parts[0]:.1f} the worker, {c.pss_parts[1]:.1f} "
+            f"its task process; target {PSS_TARGET_MIB} MiB): "
+            f"{'met' if c.pss_per_worker <= PSS_TARGET_MIB else 'NOT met'}.")
+
+
 def targets_text(runs):
     largest = runs[max(runs)]
     n = largest.workers
@@ -248,10 +262,7 @@ def targets_text(runs):
         f"{verdict(shared <= SHARE_OUT_TARGET)} (T_c: "
         f"{largest.cluster() / largest.ideal:.2f}x).",
         f"- Workers lost before any kills: {lost}: {verdict(lost == 0)}.",
-        f"- PSS per worker with its task process at {n:,} workers: {largest.pss_per_worker:.1f} "
-        f"MiB ({largest.pss_parts[0]:.1f} the worker, {largest.pss_parts[1]:.1f} its task "
-        f"process; target {PSS_TARGET_MIB} MiB): "
-        f"{verdict(largest.pss_per_worker <= PSS_TARGET_MIB)}.",
+        pss_text(runs),
         f"- A worker whose task runs, on a remote node: {100 * worker:.2f} % of a core (all "
         "workers' CPU over the generation, the relays' and reductions' included, per second of "
         f"their tasks; the median worker's: {100 * largest.worker_cpu_while_running():.2f} %, in "
