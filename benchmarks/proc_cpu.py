@@ -1,14 +1,17 @@
-"""CPU time from /proc, for the scaling benchmarks (es_scaling, ppo_scaling): of a process (all its
-threads, also ended ones), of a job's processes by role (the master, its workers, their task
-processes, mpirun and its node daemons, orted), and of the whole machine (/proc/stat). Ticks of
-10 ms (the kernel's USER_HZ); a process that ended between two readings takes its CPU with it."""
+"""CPU time from /proc, for the scaling benchmarks (es_scaling, ppo_scaling, es_real): of a process
+(all its threads, also ended ones), of a job's processes by role (the master, its workers, their
+task processes, the launchers: fiberrun, mpirun and its node daemons, orted), and of the whole
+machine (/proc/stat). Ticks of 10 ms (the kernel's USER_HZ); a process that ended between two
+readings takes its CPU with it."""
 
 import os
 import threading
 import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-LAUNCHERS = ("mpirun", "orted")  # what launches a job's processes on each (simulated) node
+# What launches a job's processes on each (simulated) node; under fiberrun, its rank supervisor
+# (a fiberrun process under the node daemon) starts the master.
+LAUNCHERS = ("fiberrun", "mpirun", "orted")
 ROLES = ("master", "workers", "task_processes", "launchers")
 
 
@@ -64,18 +67,33 @@ def launcher_cpu_seconds(mpirun, program):
     return total
 
 
-def job_processes(mpirun, program):
+def has_environment(pid, entry):
+    """True if `entry` ("NAME=VALUE") is in the environment of `pid` (False if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return entry.encode() in environ.read().split(b"\0")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+
+
+def job_processes(mpirun, program, daemons_marker=None):
     """{pid: (role, CPU seconds)} of an mpirun job of one master running `program` that spawns
     workers (the same program) with task processes (their children): the master is the oldest
-    `program` under mpirun or a node daemon, the workers the others there, the task processes
-    every process under a worker; the launchers mpirun and its node daemons (orted)."""
+    `program` under a launcher, the workers the others there, the task processes every process
+    under a worker; the launchers fiberrun (and its rank supervisor), mpirun and its node daemons
+    (orted). `mpirun` is the launcher's pid: mpirun's, or fiberrun's. daemons_marker: an entry
+    "NAME=VALUE" of the job's environment by which its node daemons are found when they have
+    left mpirun's tree (mpirun's rsh launcher started the simulated nodes' daemons here with
+    `--daemonize`: they were children of init, not of the fake ssh's shells)."""
     processes = machine_processes()
     tree = children_by_parent(processes)
-    roles, launchers, pending = {}, [], [mpirun]
+    daemonized = [pid for pid, (name, _, _, _) in processes.items()
+                  if daemons_marker and name == "orted" and has_environment(pid, daemons_marker)]
+    roles, launchers, pending = {}, set(), [mpirun] + daemonized
     while pending:  # mpirun, and the node daemons under the fake ssh's shells
         pid = pending.pop()
-        if pid in processes and processes[pid][0] in LAUNCHERS:
-            launchers.append(pid)
+        if pid in processes and processes[pid][0] in LAUNCHERS and pid not in launchers:
+            launchers.add(pid)
             roles[pid] = ("launchers", processes[pid][2])
         pending += [child for child, name in tree.get(pid, []) if name != program]
     ranks = sorted((processes[child][3], child) for launcher in launchers

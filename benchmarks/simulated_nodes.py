@@ -18,6 +18,20 @@ def write_hostfile(path, workers, nodes):
             out.write(f"node{chr(ord('A') + node)} slots={slots}\n")
 
 
+def write_master_apart_hostfile(path, workers, slots):
+    """A hostfile of nodeA with one slot, the master's, then nodes of `slots` slots (the last
+    one as many as are left) for `workers` workers: every worker on a node other than the
+    master's, as on a cluster whose master has a node of its own. Returns the node count."""
+    names = [f"node{chr(ord('A') + node)}" for node in range(1 + math.ceil(workers / slots))]
+    if len(names) > 26:
+        raise ValueError(f"{workers} workers in nodes of {slots} slots need more than 25 nodes")
+    with open(path, "w") as out:
+        out.write(f"{names[0]} slots=1\n")
+        for index, name in enumerate(names[1:]):
+            out.write(f"{name} slots={min(slots, workers - index * slots)}\n")
+    return len(names)
+
+
 def launch_environment(hostfile, **extra):
     """The environment of tests/multinode/run.sh, with this run's hostfile and `extra` set."""
     agent = "fakessh-root.sh" if os.geteuid() == 0 else "fakessh-user.sh"

@@ -8,6 +8,12 @@
 #   es_scaling   fiber-es on 4 simulated nodes, 1 .. 128 workers, population 2,048, P = 353 .. 167k:
 #                the master's CPU, messages and bytes per generation, the pool's start-up CPU, and
 #                the paper's ES workload projected from them to 4,096 workers
+#   es_real      the paper's ES scaling run for real: fiber-es, 1,024 tasks of 0.92 s per generation,
+#                on 32 .. 1,024 workers of simulated nodes (64 slots each, the master on a node of
+#                its own): seconds per generation against the ideal and the paper's, the CPU of
+#                each generation by process class, PSS per worker, and 10 workers SIGKILLed during
+#                a generation of 1,024; IPyParallel and mpi4py.futures at 32 and 64 workers (about
+#                40 minutes, 10 of them starting the 1,024 workers; 12 GB of memory at 1,024)
 #   ppo_scaling  fiber-ppo on Humanoid-v5 with a simulated step cost, 1 .. 64 workers on 4 simulated
 #                nodes and 8 on one: rollout and update per iteration, the update alone against the
 #                GEMMs of its shapes, the paper's 256 against 8 workers projected from them; then
@@ -33,9 +39,10 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 60 minutes on 2 cores; es_scaling 15-25 of them,
-#                               idle_workers about 12, ppo_scaling about 7)
-#   scripts/bench.sh --quick    fewer and shorter measurements (about 4 minutes)
+#   scripts/bench.sh            the full run (about 100 minutes on 2 cores; es_real about 40 of
+#                               them, es_scaling 15-25, idle_workers about 12, ppo_scaling about 7,
+#                               startup about 4)
+#   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
 #   --results DIR               write there instead of benchmarks/results/ (and not the
 #                               tables of docs/guide/benchmarks.md)
@@ -55,10 +62,10 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,62p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-benchmarks=(throughput overhead es_scaling ppo_scaling noise_memory elasticity idle_workers
+benchmarks=(throughput overhead es_scaling es_real ppo_scaling noise_memory elasticity idle_workers
   startup large_results task_hop queue_pipe round_hops python_pool)
 quick=false
 only=()
@@ -216,6 +223,8 @@ if $quick; then
   peer_limit=90
   hang_limit=${hang_limit:-20}  # a hang within --quick's 3 minutes
   es_scaling=(--workers 1 4 16 --also 4:1 --population 256 --generations 2)
+  es_real=(--workers 128 --generations 3)
+  es_real_peers=()  # none: a generation of 32 workers alone takes 30 s
   idle_workers=(--workers 16 --seconds 3)
   startup=(--workers 16)
   stage_change=(--nodes 4 --changes 3)
@@ -237,6 +246,8 @@ else
   peer_limit=600
   hang_limit=${hang_limit:-60}
   es_scaling=(--workers 1 4 16 64 128 --also 64:2 --population 2048 --generations 3)
+  es_real=(--workers 32 64 128 256 512 1024 --generations 4 --fault 1024)
+  es_real_peers=(--workers 32 64 --generations 3)
   idle_workers=(--workers 16 64 128 --seconds 10)
   startup=(--workers 128 256)
   stage_change=(--nodes 16 --changes 10)
@@ -309,6 +320,25 @@ bench_es_scaling() {
     benchmarks/es_scaling/es_scaling.py "$build" --header "${es_scaling[@]}"
   end_csv es_scaling
   report es_scaling benchmarks/es_scaling/report.py
+}
+
+# ES scaling run for real (its header comes from es_real.py --header): the master's idle polls
+# through the same PMPI library, checked by bench_es_scaling's mpi_counts_check.
+# The peers run the same generation on one node, at the counts es_real_peers gives (a full run
+# only).
+bench_es_real() {
+  local framework
+  : >"$results/es_real.csv.tmp"
+  rm -f "$results/es_real_peers.csv.tmp"
+  measure es_real 4800 "$results/es_real.csv.tmp" $python benchmarks/es_real/es_real.py "$build" \
+    --header "${es_real[@]}"
+  for framework in mpi4py.futures ipyparallel; do
+    [[ ${#es_real_peers[@]} -gt 0 ]] || break
+    measure_peer es_real "$framework" $python benchmarks/es_real/peer.py --framework "$framework" \
+      "${es_real_peers[@]}"
+  done
+  end_csv es_real
+  report es_real benchmarks/es_real/report.py
 }
 
 # PPO scaling (its header comes from ppo_scaling.py --header).

@@ -41,6 +41,11 @@ import numpy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import report_support  # noqa: E402
+# The paper's ES workload (tasks of one antithetic pair, TAU seconds each) and its times.
+from es_paper import ITERATIONS as PAPER_ITERATIONS  # noqa: E402
+from es_paper import TASKS as PAPER_TASKS  # noqa: E402
+from es_paper import TAU as PAPER_TAU  # noqa: E402
+from es_paper import TIMES as PAPER  # noqa: E402
 
 FIELDS = ("policy", "parameters", "population", "workers", "nodes", "event", "generation",
           "master_cpu_seconds", "launcher_cpu_seconds", "sent_messages", "sent_bytes",
@@ -51,14 +56,6 @@ COUNTED = ("master_cpu_seconds", "sent_messages", "sent_bytes", "received_messag
 # What the model fits: the work and the messages in less the heartbeats' share.
 FITTED = ("work_seconds", "sent_messages", "sent_bytes", "received_messages", "received_bytes")
 BYTES_PER_PARAMETER = 8  # fiber-es sends theta and receives gradients as doubles
-# The paper's ES workload: population 2,048 in tasks of one antithetic pair, 50 iterations; its
-# 32-worker time (1,475 s) taken as ideal gives the time of one pair.
-PAPER_TASKS = 1024
-PAPER_ITERATIONS = 50
-PAPER_TAU = 1475 / PAPER_ITERATIONS * 32 / PAPER_TASKS
-# Seconds for 50 iterations in the paper: Fiber, IPyParallel (None: failed).
-PAPER = {32: (1475, 1520), 64: (800, 905), 128: (460, 760), 256: (305, 895), 512: (245, 1370),
-         1024: (245, None)}
 PROJECTED = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 NODE_SIZE = 32  # workers per node in the projection
 NETWORKS = {"100 Gb/s": 100e9 / 8, "10 Gb/s": 10e9 / 8}  # bytes per second

@@ -128,8 +128,8 @@ reports)
   awk '/^<!-- .* table: written by scripts\/bench.sh -->$/ { print; inside = 1; next }
        /^<!-- end of .* table -->$/ { inside = 0 }
        !inside' "$page" >"$work/page.md"
-  for name in throughput overhead python_pool es_scaling noise_memory ppo_scaling elasticity \
-      idle_workers startup; do
+  for name in throughput overhead python_pool es_scaling es_real noise_memory ppo_scaling \
+      elasticity idle_workers startup; do
     peers=()
     [[ -e $results/${name}_peers.csv ]] && peers=(--peer-states "$results/${name}_peers.csv")
     $python "$root/benchmarks/$name/report.py" "$results/$name.csv" "${peers[@]}" \
@@ -137,8 +137,8 @@ reports)
   done
   diff -u <(outside_tables "$page") <(outside_tables "$work/page.md") ||
     fail "--page changed docs/guide/benchmarks.md outside its tables' markers"
-  [[ $(grep -c "^<!-- .* table: written by scripts/bench.sh -->$" "$work/page.md") -eq 9 ]] ||
-    fail "--page: not 9 tables between markers"
+  [[ $(grep -c "^<!-- .* table: written by scripts/bench.sh -->$" "$work/page.md") -eq 10 ]] ||
+    fail "--page: not 10 tables between markers"
   empty=$(awk '/^<!-- .* table: written by scripts\/bench.sh -->$/ { name = $2; lines = 0; next }
                /^<!-- end of .* table -->$/ { if (lines == 0) print name }
                { lines++ }' "$work/page.md")
@@ -146,7 +146,7 @@ reports)
   grep -q "^| 1 | 16 | master's host | held |" "$work/page.md" ||
     fail "--page: the idle_workers table is not the report's"
   echo "7 reports: the committed tables, and their plots; a stray line refused in one line;"
-  echo "9 reports written into a copy of docs/guide/benchmarks.md (--page)"
+  echo "10 reports written into a copy of docs/guide/benchmarks.md (--page)"
   ;;
 *)
   fail "unknown check '$2'"
