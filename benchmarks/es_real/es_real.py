@@ -57,6 +57,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import es_paper  # noqa: E402
 import es_scaling  # noqa: E402  (the counting library's file)
 import proc_cpu  # noqa: E402
+from proc_memory import pss_bytes  # noqa: E402
 import simulated_nodes  # noqa: E402
 
 PROGRAM = "fiber-es"
@@ -100,18 +101,6 @@ class Snapshots:
     def live_workers(self):
         """The pids of the workers of the last snapshot that are still alive."""
         return [pid for pid in self.taken[-1][1] if os.path.exists(f"/proc/{pid}")]
-
-
-def pss_bytes(pid):
-    """The PSS of `pid` in bytes (/proc/PID/smaps_rollup), None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (FileNotFoundError, ProcessLookupError):
-        pass
-    return None
 
 
 def job_pss(launcher, daemons_marker):

@@ -25,6 +25,7 @@ import es_paper  # noqa: E402
 import es_real  # noqa: E402
 import peers  # noqa: E402
 import proc_cpu  # noqa: E402
+from proc_memory import pss_bytes  # noqa: E402
 
 PARAMETERS = 353  # fiber-es's Pendulum-v1 policy, hidden 16 16
 SLEEP_SECONDS = es_real.STEP_SLEEP_US * 1e-6 * es_real.STEPS_PER_TASK
@@ -47,7 +48,7 @@ def descendants_pss():
     total, pending = 0, [os.getpid()]
     while pending:
         for child, _ in tree.get(pending.pop(), []):
-            total += es_real.pss_bytes(child) or 0
+            total += pss_bytes(child) or 0
             pending.append(child)
     return total
 

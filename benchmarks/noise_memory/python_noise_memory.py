@@ -20,6 +20,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from proc_memory import pss_bytes  # noqa: E402
+
 # 103 MiB of float32: the size of a noise table for a small ES run.
 DEFAULT_FLOATS = 27_000_000
 DEFAULT_WORKERS = (1, 4)
@@ -30,18 +33,6 @@ LOAD_LIMIT_SECONDS = 300
 PROBE_SECONDS = 0.2
 SEED = 7
 _loaded = {}
-
-
-def pss_bytes(pid):
-    """PSS of one process in bytes; 0 if it is gone."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 def children(pid):
@@ -92,7 +83,7 @@ def run(kind, workers, floats):
         processes = [os.getpid()]
         for worker in pool.workers():
             processes += [worker.pid] + children(worker.pid)
-        pss = sum(pss_bytes(pid) for pid in processes)
+        pss = sum(pss_bytes(pid) or 0 for pid in processes)
     return {"kind": kind, "workers": workers, "processes": len(processes), "pss": pss}
 
 
