@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "support/process_stats.hpp"
 #include "support/tasks.hpp"
 
 // The pid of the worker that runs it (not of its task process).
@@ -40,15 +39,8 @@ std::vector<int> iota(int count) {
 
 // CPU seconds (user + system) a process has used, from /proc.
 double cpu_seconds(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return static_cast<double>(fiber_test::cpu_ticks(pid)) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 TEST(Elasticity, TwoHundredResizesWithWorkInFlight) {

@@ -10,13 +10,13 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "support/process_stats.hpp"
 #include "support/tasks.hpp"
 
 namespace {
@@ -51,18 +51,6 @@ std::vector<int> squares(int count) {
   return values;
 }
 
-// Context switches (voluntary and not) of one thread of a process, from its status file.
-long switches_of(const std::filesystem::path& status_file) {
-  std::ifstream status(status_file);
-  long total = 0;
-  for (std::string line; std::getline(status, line);) {
-    for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
-      if (line.rfind(key, 0) == 0) total += std::stol(line.substr(std::string(key).size()));
-    }
-  }
-  return total;
-}
-
 struct Wakeups {
   long own = 0;  // the worker's main thread (its loop)
   long all = 0;  // every thread of the process
@@ -71,10 +59,8 @@ struct Wakeups {
 Wakeups wakeups_of(long pid) {
   const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
   Wakeups counted;
-  counted.own = switches_of(tasks / std::to_string(pid) / "status");
-  for (const auto& thread : std::filesystem::directory_iterator(tasks)) {
-    counted.all += switches_of(thread.path() / "status");
-  }
+  counted.own = fiber_test::thread_switches(tasks / std::to_string(pid) / "status");
+  counted.all = fiber_test::wakeups_of_threads(pid);
   return counted;
 }
 

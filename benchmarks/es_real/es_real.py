@@ -135,14 +135,6 @@ def kill_workers(workers, count, window, rng, killed):
             print(f"es_real: worker {pid} had already ended", file=sys.stderr, flush=True)
 
 
-def count_lost_workers(stream, lost):
-    """Passes the job's stderr on, counting the workers fiber took for lost in lost[0]."""
-    for line in stream:
-        if LOST_WORKER in line:
-            lost[0] += 1
-        sys.stderr.write(line)
-
-
 def task_figures(path, generations):
     """Per generation, from fiber-es's rollout log (summary: a row per task): (rows, distinct
     tasks, median task seconds, the busiest worker's task seconds, all tasks' seconds)."""
@@ -204,7 +196,8 @@ def run(build, work, plan, args):
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     lost = [0]
-    errors = threading.Thread(target=count_lost_workers, args=(process.stderr, lost))
+    errors = threading.Thread(target=es_scaling.count_lost_workers,
+                              args=(process.stderr, lost, LOST_WORKER))
     errors.start()
     # The node daemons leave mpirun's tree: found by this run's counts file in their environment.
     marker = f"FIBER_MPI_COUNTS={counts_path}"

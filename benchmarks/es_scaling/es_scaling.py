@@ -70,10 +70,11 @@ HEADER = ("policy,parameters,population,workers,nodes,event,generation,wall_seco
 LOST_WORKER = "stopped answering"
 
 
-def count_lost_workers(stream, lost):
-    """Passes the job's stderr on, counting the workers fiber took for lost in lost[0]."""
+def count_lost_workers(stream, lost, marker=LOST_WORKER):
+    """Passes the job's stderr on, counting in lost[0] its lines that hold `marker` (by default
+    fiber's line for a worker taken for lost by its silence)."""
     for line in stream:
-        if LOST_WORKER in line:
+        if marker in line:
             lost[0] += 1
         sys.stderr.write(line)
 

@@ -16,7 +16,9 @@ std::string read_file(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// utime + stime of one process (proc(5): fields 14 and 15, after "pid (comm)").
+}  // namespace
+
+// proc(5): fields 14 and 15, after "pid (comm)".
 long cpu_ticks(long pid) {
   std::string text = read_file("/proc/" + std::to_string(pid) + "/stat");
   auto end_of_name = text.rfind(')');
@@ -41,8 +43,6 @@ long thread_switches(const std::filesystem::path& status_file) {
   }
   return total;
 }
-
-}  // namespace
 
 long cpu_ticks_with_children(long pid) {
   long ticks = cpu_ticks(pid);
