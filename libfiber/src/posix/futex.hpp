@@ -14,15 +14,11 @@
 #include <ctime>
 #include <span>
 
+#include "posix/timespec.hpp"
+
 namespace fiber::posix {
 
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-
-inline timespec to_timespec(std::chrono::nanoseconds duration) {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(duration);
-  return timespec{static_cast<std::time_t>(seconds.count()),
-                  static_cast<long>((duration - seconds).count())};
-}
 
 // Sleeps while `word` holds `expected`, for at most `timeout` (a wake-up, a signal or a change
 // before the call ends it sooner).

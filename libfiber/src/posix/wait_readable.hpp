@@ -7,14 +7,14 @@
 #include <chrono>
 #include <ctime>
 
+#include "posix/timespec.hpp"
+
 namespace fiber::posix {
 
 // Sleeps until `fd` is readable or `timeout` passes (a signal may end it sooner); true if
 // readable.
 inline bool wait_readable(int fd, std::chrono::nanoseconds timeout) {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
-  const timespec limit{static_cast<std::time_t>(seconds.count()),
-                       static_cast<long>((timeout - seconds).count())};
+  const timespec limit = to_timespec(timeout);
   pollfd watched{fd, POLLIN, 0};
   return ::ppoll(&watched, 1, &limit, nullptr) > 0 && (watched.revents & POLLIN);
 }

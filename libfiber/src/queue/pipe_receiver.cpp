@@ -16,6 +16,7 @@
 #include "fiber/errors.hpp"
 #include "posix/per_process.hpp"
 #include "posix/tcp.hpp"
+#include "posix/timespec.hpp"
 #include "queue/broker_connection.hpp"
 #include "queue/reachable_address.hpp"
 #include "this_process.hpp"
@@ -32,12 +33,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kReadBytes = 64 << 10;
 
 posix::PerProcess<PipeReceiver> receivers;
-
-timespec to_timespec(std::chrono::microseconds wait) {
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wait);
-  auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(wait - seconds);
-  return {static_cast<time_t>(seconds.count()), static_cast<long>(nanoseconds.count())};
-}
 
 }  // namespace
 
@@ -126,10 +121,11 @@ void PipeReceiver::poll_sockets(std::chrono::microseconds wait,
   for (const auto& listener : listeners_) sockets.push_back({listener.get(), POLLIN, 0});
   for (const auto& incoming : incoming_) sockets.push_back({incoming.socket.get(), POLLIN, 0});
   lock.unlock();
-  timespec forever_or_wait = to_timespec(wait);
-  int ready =
-      ::ppoll(sockets.data(), sockets.size(),
-              wait == std::chrono::microseconds::max() ? nullptr : &forever_or_wait, nullptr);
+  // (microseconds::max(), for ever, is no time in nanoseconds: it is not converted.)
+  const bool forever = wait == std::chrono::microseconds::max();
+  timespec limit{};
+  if (!forever) limit = posix::to_timespec(wait);
+  int ready = ::ppoll(sockets.data(), sockets.size(), forever ? nullptr : &limit, nullptr);
   lock.lock();
   if (ready <= 0) return;
   // Only this thread (the one polling) changes incoming_: its order is still that of `sockets`.
