@@ -6,15 +6,16 @@
 
 namespace fiber::detail {
 
-void Replays::remember(std::span<const char> entry, std::uint64_t lane) {
-  Call call{std::string(RunBody(entry).task()), Bytes(entry.begin(), entry.end()), lane};
+std::span<const char> Replays::remember(Bytes entry, std::uint64_t lane) {
+  Call call{std::string(RunBody(entry).task()), std::move(entry), lane};
   auto same = std::find_if(calls_.begin(), calls_.end(),
                            [&](const Call& kept) { return kept.task == call.task; });
   if (same != calls_.end()) {
     *same = std::move(call);
-  } else {
-    calls_.push_back(std::move(call));
+    return same->entry;
   }
+  calls_.push_back(std::move(call));
+  return calls_.back().entry;
 }
 
 std::vector<std::span<const char>> Replays::to_replay(std::optional<std::uint64_t> lane) const {

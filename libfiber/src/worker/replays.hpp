@@ -16,8 +16,9 @@ namespace fiber::detail {
 
 class Replays {
  public:
-  // Keeps a call's run entry, written by the master into `lane` (0: into none).
-  void remember(std::span<const char> entry, std::uint64_t lane = 0);
+  // Keeps a call's run entry, written by the master into `lane` (0: into none); returns the
+  // entry kept (valid until the next call).
+  std::span<const char> remember(Bytes entry, std::uint64_t lane = 0);
   // Forgets every call (a new pool, a parked worker).
   void clear() { calls_.clear(); }
   // The entries a new task process replays, in order: every one, or for a task process being

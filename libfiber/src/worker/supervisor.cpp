@@ -33,7 +33,11 @@ void Supervisor::serve() {
     if (daemon_.gone(Clock::now())) lost_daemon();
     bool active = take_messages();
     if (stopping_) break;
+    // Each step may take seconds with a large body on a busy node (a copy of hundreds of MB):
+    // the master hears from this worker between them.
+    send_heartbeat_if_due();
     active |= take_relayed();
+    send_heartbeat_if_due();
     if (lent_) {
       if (active) lent_->watch.message_came(Clock::now());
       bool sent = channel_.progress_sends();
@@ -41,6 +45,7 @@ void Supervisor::serve() {
       continue;
     }
     active |= start_queued();
+    send_heartbeat_if_due();
     if (!chunks_.empty()) active |= progress_child();
     if (lane_asked_ && queue_.empty() && chunks_.empty()) active |= open_lane();
     results_.send(channel_);
@@ -167,7 +172,7 @@ bool Supervisor::take_messages() {
         break;
       case MessageKind::replay: {
         auto replay = decode_message<Replay>(message->body);
-        replays_.remember(replay.entry, replay.lane);
+        replays_.remember(Bytes(replay.entry.begin(), replay.entry.end()), replay.lane);
         break;
       }
       case MessageKind::probe:
@@ -193,6 +198,7 @@ bool Supervisor::take_relayed() {
   bool any = false;
   while (auto message = relay_.take()) {
     any = true;
+    send_heartbeat_if_due();  // (the message's transfer may have taken seconds)
     Relay routed = decode_message<Relay>(*message);
     relay_.forward(routed.route, routed.entry);
     // (Here before its stand-in, which the master sent on another channel: kept for it.)

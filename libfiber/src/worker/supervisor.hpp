@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "backoff.hpp"
+#include "fiber/pool.hpp"
 #include "fiber/serialization.hpp"
 #include "mpi/intercomm.hpp"
 #include "mpi/request.hpp"
@@ -123,7 +124,7 @@ class Supervisor {
   // Starts a task process and replays in it what it must (for a lane being lent: what the master
   // did not write into that lane).
   void start_task_process(std::optional<std::uint64_t> lane = {});
-  void send_to_child(Bytes body, bool silent);
+  void send_to_child(std::span<const char> body, bool silent);
   // Takes in what the task process wrote and ends the chunks that are complete; handles its
   // death and deadlines. True if anything happened.
   bool progress_child();
@@ -135,7 +136,8 @@ class Supervisor {
   // one goes at once, sent in place.
   void send_result(const std::shared_ptr<Bytes>& result);
   // While it has work, a worker says so at least as often as its chunk's pool asks: the master's
-  // sign that it lives.
+  // sign that it lives. A body still arriving from the master is work (the master counts the
+  // silence from its send; hundreds of MB take seconds on a busy node).
   void send_heartbeat_if_due();
 
   // --- lending the task process (supervisor_lane.cpp) ---
@@ -182,6 +184,9 @@ class Supervisor {
   bool asleep_ = false;  // in its naps on the doorbell since the last activity
   DaemonWatch daemon_;
   Clock::time_point last_sent_ = Clock::now();
+  // How often to heartbeat while work is under way: the latest run's pool's; before any, the
+  // default pool's.
+  Clock::duration heartbeat_every_ = PoolOptions{}.worker_timeout / kHeartbeatsPerWorkerTimeout;
   // The lane the master asked for (lane_open), not lent yet, and how often to heartbeat once
   // lent.
   std::optional<std::uint64_t> lane_asked_;

@@ -44,9 +44,12 @@ bool Supervisor::start_queued() {
       continue;
     }
     if (!process_.running()) start_task_process();
-    if (flags & (kRunInitializer | kRunBroadcast)) replays_.remember(body);
     if (counted) ++tasks_in_process_;
-    send_to_child(std::move(body), /*silent=*/false);
+    if (flags & (kRunInitializer | kRunBroadcast)) {
+      send_to_child(replays_.remember(std::move(body)), /*silent=*/false);
+    } else {
+      send_to_child(body, /*silent=*/false);
+    }
   }
   return started;
 }
@@ -66,18 +69,21 @@ void Supervisor::start_task_process(std::optional<std::uint64_t> lane) {
   tasks_in_process_ = 0;
   standby_ = false;
   for (auto entry : replays_.to_replay(lane)) {
-    send_to_child(Bytes(entry.begin(), entry.end()), /*silent=*/true);
+    send_to_child(entry, /*silent=*/true);
   }
 }
 
-void Supervisor::send_to_child(Bytes body, bool silent) {
+void Supervisor::send_to_child(std::span<const char> body, bool silent) {
   standby_ = false;
   auto header = RunBody(body).header();
   hop_trace::mark(hop_trace::Point::worker_forwarded, header.chunk_id);
   chunks_.add(header, silent, Clock::now());
   // A failed write means the child is gone: progress_child() reads what it wrote before it
   // died, then its end of file, and only then says which chunk it died in.
-  process_.send(body);
+  process_.send(body, [this] {
+    send_heartbeat_if_due();
+    channel_.progress_sends();
+  });
 }
 
 bool Supervisor::progress_child() {
@@ -149,9 +155,14 @@ void Supervisor::send_result(const std::shared_ptr<Bytes>& result) {
 }
 
 void Supervisor::send_heartbeat_if_due() {
-  if (chunks_.empty() && queue_.empty()) return;
-  RunHeader running = chunks_.empty() ? RunBody(queue_.front()).header() : chunks_.front();
-  if (Clock::now() - last_sent_ < heartbeat_interval(running)) return;
+  if (!chunks_.empty()) {
+    heartbeat_every_ = heartbeat_interval(chunks_.front());
+  } else if (!queue_.empty()) {
+    heartbeat_every_ = heartbeat_interval(RunBody(queue_.front()).header());
+  } else if (!channel_.receiving_body()) {
+    return;
+  }
+  if (Clock::now() - last_sent_ < heartbeat_every_) return;
   channel_.send(MessageKind::heartbeat);
   last_sent_ = Clock::now();
 }

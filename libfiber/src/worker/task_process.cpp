@@ -216,11 +216,12 @@ bool TaskProcess::fits(std::size_t body) const {
   return memory_ && memory_->down().space() >= body + task_frames::kFrameOverhead;
 }
 
-bool TaskProcess::send(std::span<const char> body) {
+bool TaskProcess::send(std::span<const char> body, const std::function<void()>& while_waiting) {
   if (!running()) return false;
   // A child that waits for room to answer must not wait for this one to take its answers.
-  return task_frames::write_chunk(memory_->down(), body, kRoomWait, [this] {
+  return task_frames::write_chunk(memory_->down(), body, kRoomWait, [&] {
     memory_->up().read_into(taken_while_sending_);
+    if (while_waiting) while_waiting();
     return !child_gone();
   });
 }

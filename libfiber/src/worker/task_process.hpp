@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,8 +44,9 @@ class TaskProcess {
   // Whether a chunk's body fits in the ring's free room now (sent, it waits for no one).
   bool fits(std::size_t body) const;
   // Sends a chunk's body to the child, waiting for room in the ring if need be (taking in the
-  // child's answers meanwhile). False if the child is gone.
-  bool send(std::span<const char> body);
+  // child's answers meanwhile, and calling `while_waiting`: a large body takes as long as the
+  // child takes to read it, seconds on a busy node). False if the child is gone.
+  bool send(std::span<const char> body, const std::function<void()>& while_waiting = {});
   // Reads into `answers` what the child has written, spinning briefly and then sleeping at most
   // `wait` for something. Returns false when the child has died: then `death` says how (e.g.
   // "killed by signal SIGSEGV").

@@ -46,6 +46,12 @@ int crash_after(int milliseconds) {
 }
 FIBER_TASK(crash_after);
 
+int nap(int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+  return milliseconds;
+}
+FIBER_TASK(nap);
+
 Bytes argument(int x) { return fiber::call(triple, x).arguments; }
 
 // More than a task ring holds (256 KiB).
@@ -190,6 +196,28 @@ TEST(TaskProcess, ASendWaitingForRoomEndsWhenTheChildDies) {
   std::string death;
   receive_answer(process, answers, 1, death);
   EXPECT_EQ(death, "killed by signal SIGSEGV (Segmentation fault)");
+}
+
+// A send that waits for room calls its hook meanwhile, as often as it waits: the worker
+// heartbeats from it while a large body goes into a busy task process (multinode_relay_loss: the
+// copies of a 200 MB broadcast kept workers silent for the whole worker_timeout).
+TEST(TaskProcess, ASendWaitingForRoomCallsItsHookMeanwhile) {
+  constexpr int kNapMs = 200;
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(
+      fiber::unit::run_body("nap", {fiber::call(nap, kNapMs).arguments}, {.chunk_id = 8})));
+  std::vector<Bytes> items(kLargerThanTheRing / 16, argument(3));
+  int waits = 0;
+  ASSERT_TRUE(
+      process.send(fiber::unit::run_body("triple", items, {.chunk_id = 9}), [&] { ++waits; }));
+  EXPECT_GT(waits, 0);
+  AnswerReader answers;
+  std::string death;
+  ASSERT_TRUE(receive_answer(process, answers, 1, death).ran) << death;
+  Answer answer = receive_answer(process, answers, items.size(), death);
+  ASSERT_TRUE(answer.ran) << death;
+  EXPECT_EQ(fiber::decode<int>(answer.items.back().bytes), 9);
 }
 
 // The hop costs the task process no write call: answers go through shared memory.
