@@ -16,6 +16,7 @@ received bytes themselves, without a copy.
 
 import ctypes
 import functools
+import itertools
 import os
 import pickle
 import resource
@@ -302,10 +303,18 @@ def run_call(call):
     try:
         function, batch, star, kwargs = _unpickled(call)
         del call  # the arguments' buffers live as long as the arguments, no longer
+        # Without kwargs, map and starmap as multiprocessing's workers call them: an empty
+        # **kwargs costs a dict per call, as long as an empty task's call itself.
         if star:
-            values = [function(*args, **kwargs) for args in batch]
+            values = (
+                [function(*args, **kwargs) for args in batch]
+                if kwargs
+                else list(itertools.starmap(function, batch))
+            )
         else:
-            values = [function(item, **kwargs) for item in batch]
+            values = (
+                [function(item, **kwargs) for item in batch] if kwargs else list(map(function, batch))
+            )
         return _returned(values)
     except Exception as error:
         return [_RAISED + _pickled_exception(error)]
