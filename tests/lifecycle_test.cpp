@@ -2,9 +2,15 @@
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -144,6 +150,83 @@ TEST(Lifecycle, FailingInitializerGivesEveryWorkerBackBeforeItThrows) {
     EXPECT_EQ(stats.workers + stats.parked_workers, before)
         << stats.workers << " in the pool, " << stats.parked_workers << " parked";
   }
+}
+
+// An initializer that runs ahead (it only sets its process's own state; this one notes its run
+// in `folder`, named by its process, for the test to count).
+void note_run(const std::string& folder) {
+  std::ofstream(std::filesystem::path(folder) / std::to_string(getpid()));
+}
+FIBER_TASK(note_run);
+
+long task_process(int) { return getpid(); }
+FIBER_TASK(task_process);
+
+namespace {
+
+std::set<long> runs_noted(const std::filesystem::path& folder) {
+  std::set<long> pids;
+  for (const auto& file : std::filesystem::directory_iterator(folder)) {
+    pids.insert(std::stol(file.path().filename().string()));
+  }
+  return pids;
+}
+
+// How long the test waits for parked workers' standbys to run the initializer ahead (it polls:
+// about 10 ms after the park on an idle machine), and then for their word to reach the master.
+constexpr auto kStandbyLimit = std::chrono::seconds(60);
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kWordOfTheStandbys = std::chrono::milliseconds(300);
+
+std::set<long> pids_of(const std::vector<long>& pids) { return {pids.begin(), pids.end()}; }
+
+}  // namespace
+
+TEST(Lifecycle, AnInitializerThatRunsAheadIsTakenByParkedWorkersStandbysAndNotSentAgain) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "fiber-ahead.XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path folder(pattern);
+  const fiber::PoolOptions options{.processes = 2,
+                                   .initializer = fiber::call(note_run, folder.string()),
+                                   .initializer_runs_ahead = true};
+  std::set<long> first;
+  {
+    fiber::Pool pool(options);
+    EXPECT_EQ(pool.stats().tasks_completed, 2u);  // sent to each worker, and waited for
+    first = pids_of(pool.map(task_process, std::vector<int>(20, 0), 1));
+  }
+  EXPECT_EQ(runs_noted(folder), first);
+  // Parked, each worker runs it again in its standby, unasked.
+  const auto deadline = std::chrono::steady_clock::now() + kStandbyLimit;
+  while (runs_noted(folder).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPoll);
+  }
+  ASSERT_EQ(runs_noted(folder).size(), 4u);
+  std::this_thread::sleep_for(kWordOfTheStandbys);
+  std::set<long> ahead;
+  for (long pid : runs_noted(folder)) {
+    if (!first.count(pid)) ahead.insert(pid);
+  }
+  {
+    fiber::Pool pool(options);  // the same initializer: not sent, nothing waited for
+    EXPECT_EQ(pool.stats().tasks_completed, 0u);
+    EXPECT_EQ(pids_of(pool.map(task_process, std::vector<int>(20, 0), 1)), ahead);
+    EXPECT_EQ(runs_noted(folder).size(), 4u);  // (parked again, they will run it once more)
+  }
+  // Another initializer (its argument differs): sent, to task processes forked anew.
+  std::this_thread::sleep_for(kWordOfTheStandbys);
+  const std::filesystem::path other = folder / "other";
+  std::filesystem::create_directory(other);
+  {
+    fiber::Pool pool({.processes = 2,
+                      .initializer = fiber::call(note_run, other.string()),
+                      .initializer_runs_ahead = true});
+    EXPECT_EQ(pool.stats().tasks_completed, 2u);
+    auto pids = pids_of(pool.map(task_process, std::vector<int>(20, 0), 1));
+    EXPECT_EQ(pids, runs_noted(other));
+    for (long pid : pids) EXPECT_EQ(ahead.count(pid), 0u);
+  }
+  std::filesystem::remove_all(folder);
 }
 
 TEST(Lifecycle, MasterKnowsItIsNotAWorker) {

@@ -269,6 +269,9 @@ class Pool:
         self._pool = _fiber.Pool(
             processes or 0,
             _calls.encode_initializer(initializer, initargs),
+            # Without a user's initializer only the master's context: the same bytes while the
+            # folder, path and environment are, which a parked worker takes ahead.
+            initializer is None,
             maxtasksperchild,
             **sizes,
             **times_ms,

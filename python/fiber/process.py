@@ -146,7 +146,7 @@ class Process:
             (_calls.master_context(), (_current.name, os.getpid()), process_bytes),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
-        process = _fiber.Process(payload, **self._shape)
+        process = _fiber.Process(payload, _calls.encode_initializer(None, ()), **self._shape)
         connection.hold_read_ends(ends)
         try:
             process.start()

@@ -67,7 +67,10 @@ using std::chrono::milliseconds;
 
 // fiber's own options besides multiprocessing's (fiber/pool.py checks them and gives times in
 // milliseconds); what fiber::Pool refuses is a std::invalid_argument, Python's ValueError.
+// `initializer_runs_ahead`: the initializer is only the master's context, which parked workers
+// may run ahead (fiber/_calls.py, encode_initializer).
 std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initializer,
+                                      bool initializer_runs_ahead,
                                       std::optional<int> maxtasksperchild, int max_retries,
                                       std::int64_t task_timeout_ms, std::int64_t worker_timeout_ms,
                                       int min_workers, int max_workers,
@@ -76,6 +79,7 @@ std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initiali
   return std::make_unique<PythonPool>(
       PoolOptions{.processes = processes,
                   .initializer = fiber::call(&fiber_python_initializer, initializer),
+                  .initializer_runs_ahead = initializer_runs_ahead,
                   .maxtasksperchild = maxtasksperchild,
                   .max_retries = max_retries,
                   .task_timeout = milliseconds(task_timeout_ms),
@@ -227,10 +231,10 @@ void bind_pool(py::module_& module) {
       .def("next", &next, py::arg("timeout") = py::none());
   py::class_<PythonPool>(module, "Pool", "fiber::Pool running Python calls (fiber/_calls.py).")
       .def(py::init(&make_pool), py::arg("processes"), py::arg("initializer"),
-           py::arg("maxtasksperchild"), py::arg("max_retries"), py::arg("task_timeout_ms"),
-           py::arg("worker_timeout_ms"), py::arg("min_workers"), py::arg("max_workers"),
-           py::arg("scale_down_after_ms"), py::arg("cores"), py::arg("gpus"),
-           py::arg("memory_bytes"))
+           py::arg("initializer_runs_ahead"), py::arg("maxtasksperchild"), py::arg("max_retries"),
+           py::arg("task_timeout_ms"), py::arg("worker_timeout_ms"), py::arg("min_workers"),
+           py::arg("max_workers"), py::arg("scale_down_after_ms"), py::arg("cores"),
+           py::arg("gpus"), py::arg("memory_bytes"))
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"),
            py::arg("timeout_ms"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"),

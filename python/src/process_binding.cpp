@@ -20,10 +20,16 @@ namespace {
 
 class PythonProcess {
  public:
-  // `payload` to run on a worker of that shape (fiber::WorkerShape).
-  PythonProcess(const std::string& payload, int cores, int gpus, std::uint64_t memory_bytes)
+  // `payload` to run on a worker of that shape (fiber::WorkerShape), after `context`, the master's
+  // (fiber/_calls.py, encode_initializer without a user's), which a parked worker's standby may
+  // have taken ahead: the payload sets it too, but a standby that took it serves the process
+  // instead of a fork (docs/design.md, "Standby task processes").
+  PythonProcess(const std::string& payload, const std::string& context, int cores, int gpus,
+                std::uint64_t memory_bytes)
       : process_(std::make_unique<Process>(&fiber_python_process, payload)) {
     process_->with_shape({.cores = cores, .memory_bytes = memory_bytes, .gpus = gpus});
+    process_->with_initializer(fiber::call(&fiber_python_initializer, context),
+                               /*runs_ahead=*/true);
   }
   // The pool inside may wait for the worker: destroyed without the GIL.
   ~PythonProcess() {
@@ -70,8 +76,9 @@ Result in_turn_const(PythonProcess& process) {
 void bind_process(py::module_& module) {
   py::class_<PythonProcess>(module, "Process",
                             "fiber::Process running a pickled fiber.Process (its run()).")
-      .def(py::init<const std::string&, int, int, std::uint64_t>(), py::arg("payload"),
-           py::arg("cores"), py::arg("gpus"), py::arg("memory_bytes"))
+      .def(py::init<const std::string&, const std::string&, int, int, std::uint64_t>(),
+           py::arg("payload"), py::arg("context"), py::arg("cores"), py::arg("gpus"),
+           py::arg("memory_bytes"))
       .def("start", &in_turn<void, &Process::start>, "Runs it on a worker (spawned if none).")
       .def("join", &PythonProcess::join, py::arg("timeout"), "True once it has ended.")
       .def("is_alive", &in_turn_const<bool, &Process::is_alive>)

@@ -1,6 +1,9 @@
 """A parked worker (its pool ended) and the next pool: the task process it forks while parked
 (its standby, started once it is quiet) runs the next pool's initializer and tasks, fresh; a
-standby that died meanwhile is replaced."""
+standby that died meanwhile is replaced. A pool without an initializer of the user's sends only
+the master's context (folder, path, environment), which the standby takes ahead: a next pool
+whose context is the same sends no initializer and waits for none; one whose context changed
+sends it, to task processes forked anew."""
 
 import os
 import random
@@ -13,6 +16,8 @@ import fiber
 # they are forked about 10 ms after the park on an idle machine).
 STANDBY_LIMIT_SECONDS = 60
 POLL_SECONDS = 0.05
+# Long enough for parked workers' standbys to form on an idle machine (10 ms of quiet, a fork).
+STANDBY_PAUSE_SECONDS = 0.3
 
 _state = {}
 
@@ -49,9 +54,10 @@ def wait_until_dead(pid):
     raise AssertionError(f"process {pid} still runs after SIGKILL")
 
 
-def parked_workers_with_standbys(processes):
+def parked_workers_with_standbys(processes, ready=lambda standby: True):
     """Runs a pool of `processes` that leaves state in its task processes, ends it, and waits
-    until each of its (now parked) workers has a standby task process: {worker pid: standby}."""
+    until each of its (now parked) workers has a standby task process for which `ready(pid)`
+    holds: {worker pid: standby}."""
     with fiber.Pool(processes) as pool:
         used = set(pool.map(remember, ["from the first pool"] * (4 * processes), 1))
         workers = [worker.pid for worker in pool.workers()]
@@ -59,10 +65,33 @@ def parked_workers_with_standbys(processes):
     standbys = {}
     while time.monotonic() < deadline:
         standbys = {worker: children(worker) for worker in workers}
-        if all(len(kids) == 1 and kids[0] not in used for kids in standbys.values()):
+        if all(len(kids) == 1 and kids[0] not in used and ready(kids[0])
+               for kids in standbys.values()):
             return {worker: kids[0] for worker, kids in standbys.items()}
         time.sleep(POLL_SECONDS)
     raise AssertionError(f"no standby task process in every parked worker: {standbys}")
+
+
+def in_folder(folder):
+    """Whether a process's working folder is `folder`: a standby that took the master's context
+    ahead is in the master's (its worker stays where it was started)."""
+    def ready(pid):
+        try:
+            return os.readlink(f"/proc/{pid}/cwd") == str(folder)
+        except OSError:
+            return False
+    return ready
+
+
+def initializer_runs(pool):
+    """How many workers ran the pool's initializer for it (sent to them, and waited for by
+    Pool()): stats() counts one completed item each, before the pool's first call."""
+    return pool.stats().tasks_completed
+
+
+def context(_):
+    time.sleep(0.2)  # long enough that each worker of a small pool takes one
+    return os.getpid(), os.getcwd(), os.environ.get("FIBER_TEST_CONTEXT")
 
 
 def test_the_next_pool_runs_in_the_parked_workers_fresh_standby_task_processes():
@@ -88,3 +117,48 @@ def test_a_standby_killed_while_parked_is_replaced_by_a_new_task_process():
         assert pool.stats().crashes == 0
     assert {pid for pid, _, _ in ran} != {killed}
     assert {value for _, value, _ in ran} == {None}
+
+
+def test_a_pool_with_the_same_context_takes_the_standbys_that_took_it_ahead_unasked(
+    tmp_path, monkeypatch
+):
+    # The workers start elsewhere (any folder but tmp_path); the standbys follow the master's.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FIBER_TEST_CONTEXT", "first")
+    standbys = parked_workers_with_standbys(2, in_folder(tmp_path))
+    time.sleep(STANDBY_PAUSE_SECONDS)  # the rest of the context, and the workers' word of it
+    with fiber.Pool(2) as pool:
+        assert initializer_runs(pool) == 0  # nor waited for
+        ran = pool.map(context, range(8), 1)
+    assert {pid for pid, _, _ in ran} == set(standbys.values())
+    assert {(cwd, value) for _, cwd, value in ran} == {(str(tmp_path), "first")}
+
+
+def test_a_pool_whose_context_changed_sends_it_to_task_processes_forked_anew(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FIBER_TEST_CONTEXT", "first")
+    standbys = parked_workers_with_standbys(2, in_folder(tmp_path))
+    monkeypatch.setenv("FIBER_TEST_CONTEXT", "second")
+    with fiber.Pool(2) as pool:
+        assert initializer_runs(pool) == 2
+        ran = pool.map(context, range(8), 1)
+    assert not {pid for pid, _, _ in ran} & set(standbys.values())  # they ran the old one
+    assert {(cwd, value) for _, cwd, value in ran} == {(str(tmp_path), "second")}
+
+
+def note_initializer(folder):
+    with open(os.path.join(folder, f"initializer-{os.getpid()}"), "w"):
+        pass
+
+
+def test_a_users_initializer_is_never_run_ahead(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for _ in range(2):
+        with fiber.Pool(2, initializer=note_initializer, initargs=(str(runs),)) as pool:
+            assert initializer_runs(pool) == 2
+            pool.map(abs, range(4), 1)
+        time.sleep(STANDBY_PAUSE_SECONDS)  # the standbys form, and run nothing of the user's
+    assert len(list(runs.iterdir())) == 4  # once in each pool's two task processes

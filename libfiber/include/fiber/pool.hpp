@@ -84,6 +84,13 @@ struct PoolOptions {
   /// Run once on each worker before it takes this pool's tasks: fiber::call(f, args...). With
   /// Isolation::process it runs again in every task process that replaces a crashed one.
   std::optional<Call> initializer{};
+  /// The initializer sets only its task process's own state, the same each time it runs, and
+  /// nothing outside (fiber's Python pools: the master's folder, path and environment): a parked
+  /// worker runs the one of its last pool again in its standby task process before it is asked,
+  /// and a pool whose initializer is the same, byte for byte, takes such a worker without
+  /// sending it the initializer or waiting for it (fewer initializer runs than workers in
+  /// stats()). False: every worker a pool takes runs it, and the pool waits for it.
+  bool initializer_runs_ahead = false;
   /// Items per chunk for map-like calls when the call does not say; 0 means automatic (chosen from
   /// measured task times, smaller toward the end of a call so that the tail is balanced).
   std::size_t chunksize = 0;

@@ -63,6 +63,10 @@ class FIBER_EXPORT Process {
   /// What its worker needs (fiber::WorkerShape: cores, memory, devices), set before start();
   /// after it, std::logic_error. Bad values throw std::invalid_argument at start(), as Pool's.
   Process& with_shape(WorkerShape shape);
+  /// Runs `initializer` on its worker before the function, as a Pool's
+  /// (PoolOptions::initializer, and PoolOptions::initializer_runs_ahead for `runs_ahead`); set
+  /// before start(), after it std::logic_error. start() waits for it and throws its error.
+  Process& with_initializer(Call initializer, bool runs_ahead = false);
   /// Runs the function on a worker. A Process starts once: a second start throws
   /// std::logic_error.
   void start();
@@ -102,7 +106,9 @@ class FIBER_EXPORT Process {
   std::shared_ptr<detail::ProcessReadEnds> read_ends_;  ///< the Pipe reading ends it was given
   std::optional<Running> running_;
   std::optional<int> exitcode_;
-  WorkerShape shape_{};  ///< what its worker needs
+  WorkerShape shape_{};              ///< what its worker needs
+  std::optional<Call> initializer_;  ///< run on its worker before the function
+  bool initializer_runs_ahead_ = false;
 };
 
 }  // namespace fiber

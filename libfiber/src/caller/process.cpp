@@ -40,10 +40,23 @@ Process& Process::with_shape(WorkerShape shape) {
   return *this;
 }
 
+Process& Process::with_initializer(Call initializer, bool runs_ahead) {
+  if (pool_ || exitcode_) {
+    throw std::logic_error("fiber: a Process's initializer is set before start()");
+  }
+  initializer_ = std::move(initializer);
+  initializer_runs_ahead_ = runs_ahead;
+  return *this;
+}
+
 void Process::start() {
   if (pool_ || exitcode_) throw std::logic_error("fiber: a Process can be started only once");
   // One try: a crash ends the process, as in Python, instead of running the function again.
-  pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1, .max_retries = 0, .shape = shape_});
+  pool_ = std::make_unique<Pool>(PoolOptions{.processes = 1,
+                                             .initializer = initializer_,
+                                             .initializer_runs_ahead = initializer_runs_ahead_,
+                                             .max_retries = 0,
+                                             .shape = shape_});
   std::vector<detail::PipeChannel> passed;
   {
     detail::ReadEndsPassed collecting;

@@ -56,6 +56,7 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open
     auto pool = std::make_shared<PoolHandle>(options);
     pool->autoscale_ceiling = options.max_workers;
     pools_.push_back(pool);
+    take_arrived();
     try {
       auto initializers = sizing_.grow(pool, options.processes);
       return std::pair{pool, initializers};
@@ -70,7 +71,10 @@ std::pair<std::shared_ptr<PoolHandle>, Dispatcher::JobsToAwait> Dispatcher::open
 Dispatcher::JobsToAwait Dispatcher::resize(const std::shared_ptr<PoolHandle>& pool, int processes) {
   return command([&] {
     int now = static_cast<int>(pool->workers.size());
-    if (processes > now) return sizing_.grow(pool, processes - now);
+    if (processes > now) {
+      take_arrived();
+      return sizing_.grow(pool, processes - now);
+    }
     sizing_.shrink(*pool, now - processes);
     return JobsToAwait{};
   });
@@ -121,6 +125,15 @@ void Dispatcher::release(const std::shared_ptr<PoolHandle>& pool) {
     sizing_.shrink(*pool, static_cast<int>(pool->workers.size()));
     std::erase(pools_, pool);
   });
+}
+
+void Dispatcher::take_arrived() {
+  try {
+    workers_.poll(now_, [this](int id, Message& message) { on_message(id, message); });
+  } catch (...) {  // as in a round
+    fail(std::current_exception());
+    throw;
+  }
 }
 
 // --- a round ---

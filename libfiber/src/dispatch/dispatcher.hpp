@@ -80,6 +80,10 @@ class Dispatcher final : private ProgressEngine::Work {
   void replace_when_no_node_in_doubt();
   bool work_in_flight() const;
   void throw_if_broken() const;
+  // Takes the workers' messages that arrived, as a round does first: a command that grows a pool
+  // runs before its round's poll, and would miss the word of a parked worker's standby
+  // (StandbyReady) that came while the dispatcher was idle. What it throws breaks the runtime.
+  void take_arrived();
   // Stops what is in flight and shuts the workers down (finish()).
   void stop_workers();
 

@@ -21,9 +21,16 @@ struct ScheduledJob;  // dispatch/scheduled_job.hpp
 
 class PoolHandle {
  public:
-  explicit PoolHandle(PoolOptions pool_options) : options(std::move(pool_options)) {}
+  explicit PoolHandle(PoolOptions pool_options)
+      : options(std::move(pool_options)),
+        ahead_initializer(options.initializer && options.initializer_runs_ahead
+                              ? std::make_shared<const Call>(*options.initializer)
+                              : nullptr) {}
 
   const PoolOptions options;
+  // The initializer, if it runs ahead (PoolOptions::initializer_runs_ahead): kept by the workers
+  // that ran it (Worker::kept_initializer), shared rather than copied per worker.
+  const std::shared_ptr<const Call> ahead_initializer;
 
   // The dispatcher's state (touched only in its rounds, under the progress lock).
   std::vector<int> workers;                              // ids of the workers this pool holds

@@ -22,14 +22,18 @@ std::shared_ptr<Job> PoolSizing::add_worker(const std::shared_ptr<PoolHandle>& p
   int id = workers_.join(pool);
   const auto now = Clock::now();
   std::shared_ptr<Job> initializer;
-  if (pool->options.initializer) {
-    initializer =
-        scheduler_.send_call(id, pool, *pool->options.initializer, kRunInitializer, &driver_, now);
+  // (A worker whose standby ran the same initializer ahead is told to keep it: nothing to wait
+  // for.)
+  const bool kept = workers_.keeps_initializer(id, *pool);
+  if (pool->options.initializer && !kept) {
+    const std::uint32_t flags = kRunInitializer | (pool->ahead_initializer ? kRunAhead : 0);
+    initializer = scheduler_.send_call(id, pool, *pool->options.initializer, flags, &driver_, now);
   }
   for (const auto& call : pool->broadcasts) {
     workers_.send_chunk(id, pool, broadcast_job(*pool, call, &driver_), 0, 1, kRunBroadcast,
                         nullptr, now);
   }
+  workers_.open_lane_early(id, *pool);
   return initializer;
 }
 

@@ -64,6 +64,13 @@ struct Worker {
   // Its task process, reached by the master itself (asked for, or lent): its chunks go there.
   std::unique_ptr<Lane> lane;
   bool lane_refused = false;  // it could not lend one: its chunks go through it
+  // Standby task processes (docs/design.md, "Standby task processes"): the initializer that runs
+  // ahead (PoolOptions::initializer_runs_ahead) of its last pool, which it keeps over its parks;
+  // the park messages sent to it; whether the standby of its latest park said that it ran that
+  // initializer again (StandbyReady): a pool with the same one then only says `keep`.
+  std::shared_ptr<const Call> kept_initializer;
+  std::uint64_t parks = 0;
+  bool standby_ready = false;
   // What its node offers shaped workers (its hello); the shape it was spawned for (unbound if it
   // has cores); the shape it serves: it goes only to pools of that one, its own or a wider one
   // it was re-shaped to; what a pool's shape gave it while a pool holds it (a parked worker holds

@@ -179,6 +179,8 @@ void WorkerSet::park_if_drained(int id) {
   close_lane(worker);  // (idle: its task process ends with the park)
   worker.lane_refused = false;
   worker.parked = true;
+  ++worker.parks;
+  worker.standby_ready = false;
   send(id, MessageKind::park);
   parked_.push_back(id);
   parked_count_.store(static_cast<int>(parked_.size()));

@@ -68,6 +68,18 @@ class WorkerSet {
   // Takes a started worker (the spawner's) into the set, parked; its id.
   int adopt(WorkerSpawner::Spawned spawned);
 
+  // --- standby task processes (worker_set_standby.cpp) ---
+  // Worker `id` joins `pool`: true if its standby ran the pool's initializer ahead already (the
+  // same bytes, StandbyReady since its latest park), and then tells it to keep it (MessageKind::
+  // keep) instead of the initializer being sent; the worker keeps the pool's initializer that
+  // runs ahead, if any, from now on.
+  bool keeps_initializer(int id, const PoolHandle& pool);
+
+  // Asks worker `id`, which `pool` just took, for its lane at once if the pool's chunks to it go
+  // through one, so that the first call finds it lent (the worker lends it once what was sent
+  // before, an initializer, is answered).
+  void open_lane_early(int id, const PoolHandle& pool);
+
   // Takes a worker from its pool; it parks once its chunks in flight are answered.
   void leave_pool(int id);
   void park_if_drained(int id);
@@ -174,6 +186,8 @@ class WorkerSet {
   // how often a worker running it says it lives.
   static RunHeader run_header(const PoolHandle& pool, const JobState& job, std::uint64_t chunk_id,
                               std::uint32_t name_size, std::uint32_t count, std::uint32_t flags);
+  // How often, in ms, a worker of `pool` says it lives while it has work.
+  static std::uint32_t heartbeat_ms(const PoolHandle& pool);
   // Sends one run entry (a list of one for `run`; after `prefix` for `relay`) under `chunk_id`.
   void send_entry(Worker& worker, MessageKind kind, std::span<const char> prefix,
                   const PoolHandle& pool, const ScheduledJob& job, std::size_t first,
@@ -217,8 +231,12 @@ class WorkerSet {
   // host, the pool isolates tasks and does not replace task processes (maxtasksperchild), and
   // lanes work here.
   bool lane_fits(const Worker& worker, const PoolHandle& pool) const;
+  // Makes the worker's lane, not lent yet, and sends the worker LaneOpen.
+  void ask_for_lane(Worker& worker, const PoolHandle& pool, std::uint32_t heartbeat_ms);
   // Sends a chunk's run entry into the worker's lane, asking for one first if it has none.
   void send_to_lane(Worker& worker, const PoolHandle& pool, const RunEntryParts& entry);
+  // A parked worker's standby ran its kept initializer (MessageKind::standby).
+  void on_standby(Worker& worker, const Message& message);
   // What the worker says of its lane (MessageKind::lane, lane_lost).
   void on_lane_message(Worker& worker, const Message& message, Clock::time_point now);
   // Writes into the lanes and takes their answers; true if anything moved. Counts in `lent_busy`

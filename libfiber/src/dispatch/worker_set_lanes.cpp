@@ -17,19 +17,27 @@ bool WorkerSet::lane_fits(const Worker& worker, const PoolHandle& pool) const {
          !pool.options.maxtasksperchild && worker.info.host == master_host_;
 }
 
+void WorkerSet::ask_for_lane(Worker& worker, const PoolHandle& pool, std::uint32_t heartbeat_ms) {
+  const int id = worker.info.id;
+  worker.lane = std::make_unique<Lane>(next_lane_id_++, [this, id](std::shared_ptr<Bytes> result) {
+    lane_results_.emplace_back(id, std::move(result));
+  });
+  laned_.push_back(id);
+  worker.channel.send(LaneOpen{worker.lane->id(), heartbeat_ms});
+  sending_.push(id);
+  log::debug("{} is asked for a lane to its task process (pool of {} workers)", where(worker.info),
+             pool.workers.size());
+}
+
+void WorkerSet::open_lane_early(int id, const PoolHandle& pool) {
+  Worker& worker = *workers_[id];
+  if (worker.lane || !lane_fits(worker, pool)) return;
+  ask_for_lane(worker, pool, heartbeat_ms(pool));
+}
+
 void WorkerSet::send_to_lane(Worker& worker, const PoolHandle& pool, const RunEntryParts& entry) {
   const int id = worker.info.id;
-  if (!worker.lane) {
-    worker.lane =
-        std::make_unique<Lane>(next_lane_id_++, [this, id](std::shared_ptr<Bytes> result) {
-          lane_results_.emplace_back(id, std::move(result));
-        });
-    laned_.push_back(id);
-    worker.channel.send(LaneOpen{worker.lane->id(), entry.header.heartbeat_ms});
-    sending_.push(id);
-    log::debug("{} is asked for a lane to its task process (pool of {} workers)",
-               where(worker.info), pool.workers.size());
-  }
+  if (!worker.lane) ask_for_lane(worker, pool, entry.header.heartbeat_ms);
   Bytes body;
   entry.append_to(body);
   if (entry.header.flags & kRunBroadcast) {  // for the worker to replay in later task processes

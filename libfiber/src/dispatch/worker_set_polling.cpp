@@ -106,6 +106,7 @@ void WorkerSet::receive(int id, const MPI_Status& status,
         (message->kind == MessageKind::lane || message->kind == MessageKind::lane_lost)) {
       return on_lane_message(worker, *message, now);
     }
+    if (message->kind == MessageKind::standby) return on_standby(worker, *message);
     on_message(id, *message);
   } catch (const ProtocolError& error) {
     *request = MPI_REQUEST_NULL;

@@ -17,8 +17,12 @@ RunHeader WorkerSet::run_header(const PoolHandle& pool, const JobState& job, std
           flags | (isolated ? kRunIsolated : 0u),
           static_cast<std::uint32_t>(timeout.count()),
           static_cast<std::uint32_t>(pool.options.maxtasksperchild.value_or(0)),
-          static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(
-              1, pool.options.worker_timeout.count() / kHeartbeatsPerWorkerTimeout))};
+          heartbeat_ms(pool)};
+}
+
+std::uint32_t WorkerSet::heartbeat_ms(const PoolHandle& pool) {
+  return static_cast<std::uint32_t>(std::max<std::chrono::milliseconds::rep>(
+      1, pool.options.worker_timeout.count() / kHeartbeatsPerWorkerTimeout));
 }
 
 void WorkerSet::send(int id, MessageKind kind) {

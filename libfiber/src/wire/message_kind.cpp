@@ -34,6 +34,10 @@ std::string_view describe(MessageKind kind) {
       return "a replay message";
     case MessageKind::probe:
       return "a probe message";
+    case MessageKind::standby:
+      return "a standby message";
+    case MessageKind::keep:
+      return "a keep message";
   }
   return "a message of no known kind";
 }

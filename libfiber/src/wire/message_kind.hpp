@@ -24,6 +24,8 @@ enum class MessageKind : std::uint32_t {
   lane_kill,  // master -> worker: LaneKill
   replay,     // master -> worker: Replay
   probe,      // master -> worker, nothing else: answer with a heartbeat if your node daemon lives
+  standby,    // worker -> master: StandbyReady
+  keep,       // master -> worker, nothing else: the initializer your standby ran is this pool's
 };
 
 // How an error names a message of this kind: "a lane_kill message".

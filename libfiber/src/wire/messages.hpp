@@ -92,6 +92,15 @@ struct LaneOpen {
   static auto fields(auto& open) { return std::tie(open.lane, open.heartbeat_ms); }
 };
 
+// worker -> master: the parked worker's standby task process ran the initializer it kept (its
+// last pool's, kRunAhead) and it succeeded. `park` counts the park messages the worker has had,
+// so that the master takes the word only of the standby of the worker's latest park.
+struct StandbyReady {
+  static constexpr MessageKind kind = MessageKind::standby;
+  std::uint64_t park;
+  static auto fields(auto& ready) { return std::tie(ready.park); }
+};
+
 // worker -> master, the answer to a LaneOpen: the descriptors, in the worker, of its task
 // process's memory (task_memory.hpp) and of its doorbell (lane_doorbell.hpp); or why it could
 // not lend them. On the wire: u64 lane, i32 memory_fd, then i32 doorbell_fd, or for a refusal a

@@ -26,6 +26,11 @@ inline constexpr std::uint32_t kRunFromRelay = 8;
 // The whole body of an entry sent before with kRunFromRelay, sent by the master itself because
 // the relay was lost; ignored if the relay's copy came first.
 inline constexpr std::uint32_t kRunRelayFallback = 16;
+// With kRunInitializer: an initializer that sets only its task process's own state, the same
+// each time it runs (PoolOptions::initializer_runs_ahead). A parked worker keeps it and runs it
+// in its standby task process before the next pool asks (docs/design.md, "Standby task
+// processes").
+inline constexpr std::uint32_t kRunAhead = 32;
 
 struct RunHeader {
   std::uint64_t chunk_id;

@@ -136,15 +136,19 @@ bool Supervisor::take_messages() {
         parked_ = false;
         standby_wanted_ = false;  // its runs fork a task process if need be
         // A pool of a shape takes it: a standby forked before has none of it (its binding,
-        // variables, memory limit), so the pool's initializer forks a task process anew.
-        if (standby_ && (!welcome.cpus.empty() || !welcome.gpus.empty() || welcome.threads > 0 ||
-                         welcome.memory_limit > 0)) {
-          process_.stop();
-          standby_ = false;
+        // variables, memory limit): it ends, and the pool's first run forks a task process anew
+        // (which replays the kept initializer if the pool keeps it).
+        if ((standby_ || ran_ahead_) && (!welcome.cpus.empty() || !welcome.gpus.empty() ||
+                                         welcome.threads > 0 || welcome.memory_limit > 0)) {
+          end_ran_ahead();
         }
         break;
       }
+      case MessageKind::keep:
+        taken_by_pool(/*keep=*/true);
+        break;
       case MessageKind::run:
+        taken_by_pool(/*keep=*/false);
         parked_ = false;
         standby_wanted_ = false;
         for_each_entry(message->body, [this](std::span<const char> entry) {
@@ -153,6 +157,7 @@ bool Supervisor::take_messages() {
         });
         break;
       case MessageKind::relay:
+        taken_by_pool(/*keep=*/false);
         relay(message->body);
         break;
       case MessageKind::drop:
@@ -162,6 +167,7 @@ bool Supervisor::take_messages() {
         park();
         break;
       case MessageKind::lane_open: {
+        taken_by_pool(/*keep=*/false);
         auto open = decode_message<LaneOpen>(message->body);
         lane_asked_ = open.lane;
         lane_heartbeat_ = std::chrono::milliseconds(open.heartbeat_ms);
@@ -232,9 +238,51 @@ void Supervisor::park() {
   standby_wanted_ = process_.running() || standby_;
   process_.stop();
   standby_ = false;
-  replays_.clear();
+  ran_ahead_ = false;
+  ahead_chunk_.reset();
+  replays_.keep_ahead();
   malloc_trim(0);
   parked_ = true;
+  awaiting_pool_ = true;
+  ++parks_;
+}
+
+void Supervisor::taken_by_pool(bool keep) {
+  if (!awaiting_pool_) return;
+  awaiting_pool_ = false;
+  if (keep) {
+    // The pool's task process from now on; if it died meanwhile, the next one replays the kept
+    // initializer.
+    if (process_.running() && process_.wait_for_death(std::chrono::milliseconds(0))) {
+      process_.stop();
+    }
+    ran_ahead_ = false;
+    return;
+  }
+  replays_.clear();
+  if (ran_ahead_) end_ran_ahead();
+}
+
+void Supervisor::end_ran_ahead() {
+  if (chunks_.empty()) {
+    process_.stop();
+  } else {  // (the run ahead itself, not yet answered: its result goes to report_standby)
+    process_.kill();
+    chunks_.cancel_all();
+    answers_.clear();
+  }
+  standby_ = false;
+  ran_ahead_ = false;
+}
+
+void Supervisor::report_standby(const Bytes& result) {
+  ahead_chunk_.reset();
+  ResultEntryReader reader(result);
+  bool ok = reader.header().status == ChunkStatus::complete && reader.header().count > 0;
+  for (std::uint32_t i = 0; ok && i < reader.header().count; ++i) ok = reader.next_item().ok;
+  if (!ok || !parked_) return;  // a pool that comes now sends the initializer again
+  channel_.send(StandbyReady{parks_});
+  last_sent_ = Clock::now();
 }
 
 bool Supervisor::start_standby_if_wanted() {
@@ -244,6 +292,11 @@ bool Supervisor::start_standby_if_wanted() {
     process_.start();
     tasks_in_process_ = 0;
     standby_ = true;
+    if (auto ahead = replays_.ahead()) {
+      ahead_chunk_ = RunBody(*ahead).header().chunk_id;
+      ran_ahead_ = true;
+      send_to_child(Bytes(ahead->begin(), ahead->end()), /*silent=*/false);
+    }
   } catch (const Error& error) {  // tried again when the next pool's first run comes
     log::warn("worker {}: no task process to stand by while parked ({})", this_process().id,
               error.what());

@@ -109,8 +109,18 @@ class Supervisor {
   // No pool holds this worker: end the task process (and with it the tasks' memory and the
   // pool's initializer and broadcast state), give memory back, and sleep long between polls.
   void park();
-  // Forks the standby task process (standby_) if one is wanted; whether it did.
+  // Forks the standby task process (standby_) if one is wanted, and gives it the initializer
+  // kept to run ahead, if any; whether it did.
   bool start_standby_if_wanted();
+  // The first message of a pool that takes this parked worker: `keep` says that the initializer
+  // its standby ran ahead is the pool's; else it is forgotten, with the task process that ran it.
+  void taken_by_pool(bool keep);
+  // Ends the task process that ran the kept initializer ahead (cancelling that run if it is not
+  // done): a pool with another initializer, or a shape, needs a fresh one.
+  void end_ran_ahead();
+  // The result of the kept initializer's run ahead is not the master's: if it succeeded, the
+  // worker says so (StandbyReady), so that a pool with the same initializer need not send it.
+  void report_standby(const Bytes& result);
   // Waits for something to happen, nothing running here: polls, yields, then sleeps (on the
   // doorbell when nothing is under way without the master: `under_way`).
   void wait_idle(bool under_way);
@@ -176,6 +186,14 @@ class Supervisor {
   // pool that comes at once would wait for that fork instead.
   bool standby_ = false;
   bool standby_wanted_ = false;
+  // The standby was given the initializer of the worker's last pool that runs ahead (kRunAhead,
+  // kept in replays_ over the park): its chunk, until answered, and whether the running task
+  // process ran it. The park messages had so far (StandbyReady says which park's standby it is).
+  std::optional<std::uint64_t> ahead_chunk_;
+  bool ran_ahead_ = false;
+  std::uint64_t parks_ = 0;
+  // Parked, and no pool has taken it since: the first message of one says what to keep.
+  bool awaiting_pool_ = false;
   ItemRunner runner_;
   // Started by the first chunk run in this process (Isolation::none): heartbeats meanwhile.
   std::optional<BusyHeartbeat> busy_heartbeat_;

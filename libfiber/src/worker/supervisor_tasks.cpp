@@ -144,6 +144,9 @@ void Supervisor::run_here(const RunBody& run) {
 }
 
 void Supervisor::send_result(const std::shared_ptr<Bytes>& result) {
+  if (ahead_chunk_ && ResultEntryReader(*result).header().chunk_id == *ahead_chunk_) {
+    return report_standby(*result);
+  }
   if (result->size() > kBatchedEntryBytes) {
     channel_.send(MessageKind::result, {entry_size_prefix(result->size()), *result}, result);
   } else {

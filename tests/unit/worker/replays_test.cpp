@@ -61,4 +61,28 @@ TEST(Replays, ClearForgetsEveryCall) {
   EXPECT_TRUE(replays.to_replay().empty());
 }
 
+TEST(Replays, AParkedWorkerKeepsOnlyAnInitializerThatRunsAhead) {
+  using fiber::detail::kRunAhead;
+  using fiber::detail::kRunBroadcast;
+  using fiber::detail::kRunInitializer;
+  Replays replays;
+  replays.remember(
+      run_body("context", {Bytes(1, 'x')}, {.chunk_id = 1, .flags = kRunInitializer | kRunAhead}));
+  replays.remember(
+      run_body("set_weights", {Bytes(1, 'x')}, {.chunk_id = 2, .flags = kRunBroadcast}));
+  replays.keep_ahead();
+  EXPECT_EQ(chunk_ids(replays.to_replay()), (std::vector<std::uint64_t>{1}));
+  ASSERT_TRUE(replays.ahead());
+  EXPECT_EQ(RunBody(*replays.ahead()).header().chunk_id, 1U);
+}
+
+TEST(Replays, AnInitializerThatDoesNotRunAheadIsNotKeptByAParkedWorker) {
+  Replays replays;
+  replays.remember(run_body("initializer", {Bytes(1, 'x')},
+                            {.chunk_id = 1, .flags = fiber::detail::kRunInitializer}));
+  replays.keep_ahead();
+  EXPECT_TRUE(replays.to_replay().empty());
+  EXPECT_FALSE(replays.ahead());
+}
+
 }  // namespace
