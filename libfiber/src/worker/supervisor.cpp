@@ -295,7 +295,7 @@ bool Supervisor::start_standby_if_wanted() {
     if (auto ahead = replays_.ahead()) {
       ahead_chunk_ = RunBody(*ahead).header().chunk_id;
       ran_ahead_ = true;
-      send_to_child(Bytes(ahead->begin(), ahead->end()), /*silent=*/false);
+      send_to_child(*ahead, /*silent=*/false);
     }
   } catch (const Error& error) {  // tried again when the next pool's first run comes
     log::warn("worker {}: no task process to stand by while parked ({})", this_process().id,
