@@ -158,6 +158,18 @@ def encode_call(function_bytes, batch, star=False, kwargs=None):
         raise
 
 
+def encode_apply(function_bytes, args, kwds):
+    """encode_call(function_bytes, [args], star=True, kwargs=kwds): one call of apply_async,
+    plain arguments without a keyword made without encode_call's checks over a batch."""
+    if type(kwds) is dict and not kwds and len(args) <= _PLAIN_BATCH_MOST:
+        for arg in args:
+            if type(arg) not in _PLAIN_TYPES:
+                break
+        else:
+            return [pickle.dumps((function_bytes, [args], True, kwds), protocol=pickle.HIGHEST_PROTOCOL)]
+    return encode_call(function_bytes, [args], True, dict(kwds))
+
+
 def master_context():
     """What a worker takes over from the master before it runs the master's functions."""
     return {"sys_path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ)}

@@ -104,20 +104,26 @@ class AsyncResult:
         """The result (for map_async and starmap_async, the list of results); re-raises a task's
         exception with its type and remote traceback. fiber.TimeoutError if it is not there within
         `timeout` seconds (None: no limit)."""
+        outcomes = self._outcomes_within(timeout)
+        if self._single:  # apply_async's: one batch of one item
+            return _calls.value_of(outcomes[0])[0]
         values = []
-        self._get_into(values, timeout)
-        return values[0] if self._single else values
+        _extend_values(values, outcomes)
+        return values
 
     def _get_into(self, values, timeout=None):
         """get(), its values appended to `values` (a map in steps gathers its steps' values in
         one list, without a list per step to copy)."""
+        _extend_values(values, self._outcomes_within(timeout))
+
+    def _outcomes_within(self, timeout):
+        """The C++ call's outcomes, once there; fiber's errors name the user's function."""
         try:
-            outcomes = self._outcomes.get(timeout)
+            return self._outcomes.get(timeout)
         except FiberError as error:
             _runtime.hold_if_ended_by_exit(error)
             _naming(error, self._function)
             raise
-        _extend_values(values, outcomes)
 
     def wait(self, timeout=None):
         """Waits until the result is there, at most `timeout` seconds (None: no limit)."""
@@ -287,22 +293,20 @@ class Pool:
         if self._state != _RUN:
             raise ValueError("Pool not running")
 
-    def _submit(self, func, batches, star, kwargs, chunksize, callback, error_callback, single):
+    def _submit(self, func, batches, star, chunksize, callback, error_callback):
         """Runs `func` over batches of items (with `star`, of argument tuples), each batch one item
         of the C++ pool."""
         self._check_running()
         return self._submit_pickled(
-            _Pickled(func), batches, star, kwargs, chunksize, callback, error_callback, single
+            _Pickled(func), batches, star, chunksize, callback, error_callback
         )
 
-    def _submit_pickled(
-        self, pickled, batches, star, kwargs, chunksize, callback, error_callback, single
-    ):
+    def _submit_pickled(self, pickled, batches, star, chunksize, callback, error_callback):
         """_submit with the function pickled already (_Pickled)."""
-        calls = [_calls.encode_call(pickled.data, batch, star, kwargs) for batch in batches]
-        on_done = _on_done(single, callback, error_callback, pickled.function)
+        calls = [_calls.encode_call(pickled.data, batch, star) for batch in batches]
+        on_done = _on_done(False, callback, error_callback, pickled.function)
         outcomes = self._pool.map_async(calls, chunksize, on_done, pickled.timeout_ms)
-        return AsyncResult(outcomes, single, pickled.function)
+        return AsyncResult(outcomes, False, pickled.function)
 
     def _batches(self, func, items, chunksize):
         """The items' batches and fiber's chunksize for them. A given chunksize: one batch per
@@ -325,9 +329,7 @@ class Pool:
 
     def _submit_map(self, func, items, star, chunksize, callback, error_callback):
         batches, fiber_chunksize = self._batches(func, items, chunksize)
-        return self._submit(
-            func, batches, star, {}, fiber_chunksize, callback, error_callback, single=False
-        )
+        return self._submit(func, batches, star, fiber_chunksize, callback, error_callback)
 
     def _map_in_steps(self, func, items, star, chunksize):
         """map and starmap: as _submit_map(...).get(), but pipelined. The batches go in steps,
@@ -342,8 +344,7 @@ class Pool:
         for first in range(0, len(batches), step):
             pending.append(
                 self._submit_pickled(
-                    pickled, batches[first : first + step], star, {}, fiber_chunksize, None, None,
-                    single=False,
+                    pickled, batches[first : first + step], star, fiber_chunksize, None, None
                 )
             )
             while pending and pending[0].ready():
@@ -359,9 +360,15 @@ class Pool:
     def apply_async(self, func, args=(), kwds={}, callback=None, error_callback=None):
         """apply() without waiting: an AsyncResult. `callback` gets the result, `error_callback` the
         exception, in the master, once it is there."""
-        return self._submit(
-            func, [[tuple(args)]], True, dict(kwds), 1, callback, error_callback, single=True
-        )
+        # One call as one batch, without _submit's list of batches: the paper's rounds make one
+        # per task, and the caller's Python is on their path (docs/design.md "The Python front
+        # end", "A round's Python").
+        self._check_running()
+        function, timeout_ms = timeouts.split(func)
+        call = _calls.encode_apply(_pickled(function), tuple(args), kwds)
+        on_done = _on_done(True, callback, error_callback, function)
+        outcomes = self._pool.map_async([call], 1, on_done, timeout_ms)
+        return AsyncResult(outcomes, True, function)
 
     def map(self, func, iterable, chunksize=None):
         """[func(x) for x in iterable] on the workers, in order; raises the first failed item's

@@ -1,9 +1,11 @@
 """apply and apply_async: results, callbacks, timeouts."""
 
+import collections
 import multiprocessing
 import os
 import threading
 import time
+import types
 
 import pytest
 
@@ -12,6 +14,18 @@ import fiber
 
 def test_apply_passes_args_and_kwargs(pool):
     assert pool.apply(int, ("ff",), {"base": 16}) == 255
+
+
+def test_apply_takes_arguments_and_keywords_in_every_form_multiprocessing_does(pool):
+    # Plain arguments take a shorter way than others (fiber/_calls.py, encode_apply): both
+    # give the same calls, and keywords may come in any mapping, empty or not.
+    assert pool.apply(max, [3, 4.5, True]) == 4.5
+    assert pool.apply(sorted, ([3, 1, 2],), types.MappingProxyType({"reverse": True})) == [3, 2, 1]
+    assert pool.apply(divmod, (7, 2), collections.OrderedDict()) == (3, 1)
+    assert pool.apply(str.join, (",", ("a", "b")), {}) == "a,b"
+    with pytest.raises(TypeError):  # as multiprocessing's dict(kwds), at the call
+        pool.apply(divmod, (7, 2), None)
+    assert pool.apply(divmod, (7, 2)) == (3, 1)  # the pool goes on
 
 
 def test_apply_runs_in_another_process(pool):
