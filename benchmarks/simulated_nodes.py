@@ -32,6 +32,12 @@ def write_master_apart_hostfile(path, workers, slots):
     return len(names)
 
 
+# A single spawn of 511 workers timed out in PMIx's lookup at its default wait; 1,024 workers
+# started with 1,200 s (docs/platform.md, "A clean end"): OMPI_MCA_pmix_server_max_wait for the
+# runs that spawn hundreds of workers at once.
+PMIX_SERVER_MAX_WAIT = "1200"
+
+
 def launch_environment(hostfile, **extra):
     """The environment of tests/multinode/run.sh, with this run's hostfile and `extra` set."""
     agent = "fakessh-root.sh" if os.geteuid() == 0 else "fakessh-user.sh"

@@ -25,7 +25,8 @@
 #   idle_workers what workers with nothing to do cost (held, running a long task, parked): CPU and
 #                wake-ups per worker and the machine's busy share, 16 .. 128 workers on one
 #                machine and on 4 simulated nodes, and the first call after an idle spell
-#   startup      where a pool's start-up goes per worker, 128 and 256 workers on 4 simulated nodes:
+#   startup      where a pool's start-up goes per worker, 128 and 256 workers on 4 simulated nodes
+#                and 1,024 on 16 (about 10 minutes of it):
 #                the CPU of the master, mpirun, the node daemons and each worker by phase, the
 #                serial part against its 5 ms target, and each phase's moments
 #   large_results 100 MB results with fiber's UCX transports (no CMA) against UCX_TLS=all
@@ -39,9 +40,9 @@
 #                Python peers (multiprocessing, mpi4py.futures, IPyParallel, Dask): sleep rounds,
 #                empty tasks, pool start-up and reuse, a large numpy array
 #
-#   scripts/bench.sh            the full run (about 100 minutes on 2 cores; es_real about 40 of
-#                               them, es_scaling 15-25, idle_workers about 12, ppo_scaling about 7,
-#                               startup about 4)
+#   scripts/bench.sh            the full run (about 110 minutes on 2 cores; es_real about 40 of
+#                               them, es_scaling 15-25, startup about 14, idle_workers about 12,
+#                               ppo_scaling about 7)
 #   scripts/bench.sh --quick    fewer and shorter measurements (about 5 minutes)
 #   --only NAME[,NAME...]       these benchmarks only (the names above)
 #   --results DIR               write there instead of benchmarks/results/ (and not the
@@ -62,7 +63,7 @@
 # the script exits with status 1.
 set -euo pipefail
 
-usage() { sed -n '2,62p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,63p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
 benchmarks=(throughput overhead es_scaling es_real ppo_scaling noise_memory elasticity idle_workers
@@ -397,6 +398,10 @@ bench_startup() {
   begin_csv startup "workers,nodes,measure,value"
   measure startup 900 "$results/startup.csv.tmp" $python benchmarks/startup/startup.py "$build" \
     --nodes 4 "${startup[@]}"
+  if ! $quick; then
+    measure "startup 1,024" 1800 "$results/startup.csv.tmp" $python \
+      benchmarks/startup/startup.py "$build" --nodes 16 --workers 1024
+  fi
   end_csv startup
   $python benchmarks/startup/report.py "$results/startup.csv" \
     --markdown "$results/startup.md" "${page[@]}" || failed+=("startup report")

@@ -76,9 +76,6 @@ HEADER = ("kind,workers,nodes,slots,generation,start_seconds,wall_seconds,step_s
 # least that long, so each falls inside it, while tasks run.
 KILL_WINDOW = 0.9
 LOST_WORKER = "its tasks go to other workers"  # fiber's line for each worker taken for lost
-# A single spawn of 511 workers timed out in PMIx's lookup at its default wait; 1,024 workers
-# started with 1,200 s (docs/platform.md, "A clean end").
-PMIX_SERVER_MAX_WAIT = "1200"
 
 
 class Snapshots:
@@ -189,8 +186,9 @@ def run(build, work, plan, args):
     counts_path = os.path.join(work, "counts")
     if os.path.exists(counts_path):
         os.remove(counts_path)
-    env = simulated_nodes.launch_environment(hostfile, FIBER_MPI_COUNTS=counts_path,
-                                             OMPI_MCA_pmix_server_max_wait=PMIX_SERVER_MAX_WAIT)
+    env = simulated_nodes.launch_environment(
+        hostfile, FIBER_MPI_COUNTS=counts_path,
+        OMPI_MCA_pmix_server_max_wait=simulated_nodes.PMIX_SERVER_MAX_WAIT)
     command = fiber_es_command(build, workers, plan.generations, os.path.join(work, "run.h5"))
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

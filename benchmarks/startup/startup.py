@@ -84,8 +84,9 @@ def run(build, work, workers, nodes):
     program = os.path.join(build, "benchmarks", "startup", PROGRAM)
     command = ["mpirun", "-n", "1", program, "--workers", str(workers), "--records", records,
                "--pause", str(PAUSE)]
-    process = subprocess.Popen(command, env=simulated_nodes.launch_environment(hostfile),
-                               stdout=subprocess.PIPE, text=True)
+    env = simulated_nodes.launch_environment(
+        hostfile, OMPI_MCA_pmix_server_max_wait=simulated_nodes.PMIX_SERVER_MAX_WAIT)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
     cpu, master, records_of, master_pid = {}, {}, [], None
     for line in process.stdout:
         kind, _, rest = line.strip().partition(" " if line.startswith("phase ") else ",")
