@@ -166,7 +166,8 @@ def encode_apply(function_bytes, args, kwds):
             if type(arg) not in _PLAIN_TYPES:
                 break
         else:
-            return [pickle.dumps((function_bytes, [args], True, kwds), protocol=pickle.HIGHEST_PROTOCOL)]
+            call = (function_bytes, [args], True, kwds)
+            return [pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)]
     return encode_call(function_bytes, [args], True, dict(kwds))
 
 
@@ -344,7 +345,9 @@ def run_call(call):
             )
         else:
             values = (
-                [function(item, **kwargs) for item in batch] if kwargs else list(map(function, batch))
+                [function(item, **kwargs) for item in batch]
+                if kwargs
+                else list(map(function, batch))
             )
         return _returned(values)
     except Exception as error:
