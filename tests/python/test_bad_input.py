@@ -29,7 +29,10 @@ def noisy(x):
     return x * x
 
 with fiber.Pool(2) as pool:
-    print("results", pool.map(noisy, range({NOISY_TASKS}), chunksize=1))
+    results = pool.map(noisy, range({NOISY_TASKS}), chunksize=1)
+# One write: print's pieces are writes of their own when stdout is unbuffered (PYTHONUNBUFFERED),
+# and the task processes' forwarded output may fall between them.
+sys.stdout.write(f"results {{results}}\\n")
 """
 
 
