@@ -161,13 +161,9 @@ def encode_call(function_bytes, batch, star=False, kwargs=None):
 def encode_apply(function_bytes, args, kwds):
     """encode_call(function_bytes, [args], star=True, kwargs=kwds): one call of apply_async,
     plain arguments without a keyword made without encode_call's checks over a batch."""
-    if type(kwds) is dict and not kwds and len(args) <= _PLAIN_BATCH_MOST:
-        for arg in args:
-            if type(arg) not in _PLAIN_TYPES:
-                break
-        else:
-            call = (function_bytes, [args], True, kwds)
-            return [pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)]
+    if type(kwds) is dict and not kwds and _plain(args):
+        call = (function_bytes, [args], True, kwds)
+        return [pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)]
     return encode_call(function_bytes, [args], True, dict(kwds))
 
 
