@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <ios>
 #include <iterator>
 #include <string>
 #include <system_error>
@@ -16,7 +17,14 @@ namespace {
 // are read after its last ')'.)
 pid_t parent_of(const std::filesystem::path& stat) {
   std::ifstream in(stat);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    // The process ended between the open and the read (ESRCH): libstdc++'s stream buffer throws
+    // for a failed read() whatever the stream's exception mask.
+    return -1;
+  }
   auto end_of_name = text.rfind(')');
   if (end_of_name == std::string::npos) return -1;
   char state = 0;

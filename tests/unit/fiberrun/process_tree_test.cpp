@@ -7,9 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // Forks a child, leader of a process group of its own, that forks `grandchildren` children in
 // that group, all of them sleeping until killed; returns the child once its children are there.
@@ -49,6 +53,21 @@ TEST(ProcessTree, CountsChildrenAndTheirChildren) {
   EXPECT_EQ(fiberrun::count_descendants(getpid()), before + 3);
   kill(-first, SIGKILL);  // the child and its children
   waitpid(first, nullptr, 0);
+}
+
+// A process that ends while its stat file is read: the read fails (ESRCH) after the open
+// succeeded, which libstdc++'s stream buffer throws for. A stat that is a directory fails the
+// same way (EISDIR). fiberrun read such a file in a 256-worker job and ended in std::terminate.
+TEST(ProcessTree, AStatFileThatFailsToReadCountsAsAGoneProcess) {
+  const fs::path proc = fs::temp_directory_path() / ("fiber_proc_" + std::to_string(getpid()));
+  fs::create_directories(proc / "10");
+  fs::create_directories(proc / "11" / "stat");  // read() fails
+  fs::create_directories(proc / "12");
+  std::ofstream(proc / "10" / "stat") << "10 (a (b) c) S 1 10 10 0";
+  std::ofstream(proc / "12" / "stat") << "12 (worker) R 10 10 10 0";
+  EXPECT_EQ(fiberrun::count_descendants(1, proc), 2u);
+  EXPECT_EQ(fiberrun::count_descendants(10, proc), 1u);
+  fs::remove_all(proc);
 }
 
 TEST(ProcessTree, AProcessWithNoChildrenHasNoDescendants) {
