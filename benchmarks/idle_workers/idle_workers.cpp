@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ios>
 #include <set>
 #include <sstream>
 #include <string>
@@ -70,7 +71,12 @@ MachineTime machine_time() {
 
 long long ticks_of(long pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(stat), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    return 0;  // it ended between the open and the read (ESRCH; fiberrun/process_tree.cpp)
+  }
   if (text.empty()) return 0;
   std::istringstream fields(text.substr(text.rfind(')') + 2));
   std::string field;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ios>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -11,9 +12,16 @@
 namespace fiber_test {
 namespace {
 
+// Empty if the file is gone or its read fails: a process that ends between the open and the
+// read makes read() fail (ESRCH), which libstdc++'s stream buffer throws for whatever the
+// stream's exception mask (as fiberrun/process_tree.cpp found).
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  try {
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  } catch (const std::ios_base::failure&) {
+    return {};
+  }
 }
 
 }  // namespace
