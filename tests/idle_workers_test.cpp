@@ -9,6 +9,7 @@
 #include <fiber/fiber.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -34,9 +35,11 @@ constexpr auto kCounted = 3s;
 // PMIx's, Open MPI's) sleep in epoll and were not seen to wake: allowed as many again.
 constexpr long kMaxOwnWakeups = 48;
 constexpr long kMaxAllWakeups = 96;
-// A worker whose task runs looks every 100 ms (with its heartbeats): ~30 looks, 25-90 switches
-// seen; allowed 240. It used to look every 200 us: ~15,000 looks.
-constexpr long kMaxRunningWakeups = 240;
+// A worker whose task runs naps until its task process answers, the master rings or a heartbeat
+// is due (1.25 s here): 2-4 switches seen in these 3 s, allowed as a held one's. Lent to the
+// master (a lane), it looks every 100 ms (with its heartbeats): ~30 looks, 25-90 switches seen;
+// allowed 240. It used to look every 200 us: ~15,000 looks.
+constexpr long kMaxLentRunningWakeups = 240;
 constexpr int kTaskMilliseconds = 6000;
 
 std::vector<int> iota(int count) {
@@ -105,7 +108,12 @@ TEST(IdleWorkers, AWorkerWhoseTaskRunsWakesRarely) {
   auto running = pool.map_async(
       fiber_test::sleep_then,
       std::vector<std::tuple<int, int>>{{0, kTaskMilliseconds}, {1, kTaskMilliseconds}}, 1);
-  expect_asleep(pids_of(pool), "running", kMaxRunningWakeups, kMaxRunningWakeups);
+  const char* lanes = std::getenv("FIBER_LANES");
+  if (lanes != nullptr && std::string(lanes) == "0") {
+    expect_asleep(pids_of(pool), "running");
+  } else {
+    expect_asleep(pids_of(pool), "running", kMaxLentRunningWakeups, kMaxLentRunningWakeups);
+  }
   EXPECT_EQ(running.get(), iota(2));
 }
 

@@ -1,6 +1,7 @@
 #include "shm/task_ring.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,6 +26,11 @@ struct Ring::Shared {
 
 namespace {
 
+// What a side's `asleep` flag holds.
+constexpr std::uint32_t kAwake = 0;
+constexpr std::uint32_t kOnFutex = 1;     // asleep on the flag itself
+constexpr std::uint32_t kOnDoorbell = 2;  // the reader, asleep in poll() on its doorbell
+
 // A side that waits (Ring::kSpin, or as told) only polls for the first kBusySpin; then it yields
 // between looks, so that on an oversubscribed node the peer it waits for gets the core.
 constexpr auto kBusySpin = std::chrono::microseconds(2);
@@ -40,9 +46,13 @@ void cpu_relax() {
 // The other side, after a change: wakes `asleep`'s sleeper if there is one (a system call only
 // then). Sequentially consistent with the sleeper's flag and check (Ring::wait): either it sees
 // the change or this sees its flag.
-void wake_if_asleep(std::atomic<std::uint32_t>& asleep) {
+// Returns how it slept (kAwake: it did not).
+std::uint32_t wake_if_asleep(std::atomic<std::uint32_t>& asleep) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (asleep.load() != 0 && asleep.exchange(0) != 0) posix::futex_wake(asleep);
+  if (asleep.load() == kAwake) return kAwake;
+  const std::uint32_t how = asleep.exchange(kAwake);
+  if (how == kOnFutex) posix::futex_wake(asleep);
+  return how;
 }
 
 }  // namespace
@@ -79,7 +89,7 @@ std::size_t Ring::write_some(std::span<const char> bytes) {
   std::memcpy(data_ + at, bytes.data(), first);
   std::memcpy(data_, bytes.data() + first, count - first);
   shared().written.store(written + count);
-  wake_if_asleep(shared().reader_asleep);
+  wake_reader();
   return count;
 }
 
@@ -94,7 +104,14 @@ bool Ring::write_all(std::span<const char> bytes, std::chrono::nanoseconds wait,
 
 void Ring::close() {
   shared().closed.store(1);
-  wake_if_asleep(shared().reader_asleep);
+  wake_reader();
+}
+
+void Ring::wake_reader() {
+  if (wake_if_asleep(shared().reader_asleep) != kOnDoorbell || reader_doorbell_ < 0) return;
+  const std::uint64_t one = 1;
+  // Fails only if the count is at its maximum: then it is readable anyway.
+  [[maybe_unused]] auto written = ::write(reader_doorbell_, &one, sizeof one);
 }
 
 std::size_t Ring::read_into(Bytes& out) {
@@ -130,14 +147,14 @@ bool Ring::wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
   // ThreadSanitizer). The flag goes up again before each look: a wake-up takes it down.
   const auto deadline = spin_start + timeout;
   for (;;) {
-    asleep.store(1);
+    asleep.store(kOnFutex);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (ready()) break;
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::nanoseconds::zero()) break;
     posix::futex_wait(asleep, 1, left);
   }
-  asleep.store(0);
+  asleep.store(kAwake);
   return ready();
 }
 
@@ -146,15 +163,19 @@ bool Ring::wait_readable(std::chrono::nanoseconds timeout, std::chrono::nanoseco
       shared().reader_asleep, [this] { return !empty() || closed(); }, timeout, spin);
 }
 
-bool Ring::reader_may_sleep() {
-  shared().reader_asleep.store(1);
+bool Ring::reader_may_sleep() { return reader_may_sleep(kOnFutex); }
+
+bool Ring::reader_may_sleep_on_doorbell() { return reader_may_sleep(kOnDoorbell); }
+
+bool Ring::reader_may_sleep(std::uint32_t how) {
+  shared().reader_asleep.store(how);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (empty() && !closed()) return true;
   reader_awake();
   return false;
 }
 
-void Ring::reader_awake() { shared().reader_asleep.store(0); }
+void Ring::reader_awake() { shared().reader_asleep.store(kAwake); }
 
 const std::atomic<std::uint32_t>& Ring::reader_word() const { return shared().reader_asleep; }
 

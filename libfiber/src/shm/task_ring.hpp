@@ -1,8 +1,9 @@
 // A one-way byte stream in memory shared by a worker and its task process: one writer, one
 // reader, and no system call while both are awake. A side that finds nothing to do (no bytes to
 // read, no room to write) spins briefly, then sleeps on a futex that the other side wakes only
-// if it said it sleeps (docs/design.md, "The task-process hop"). Bytes that do not fit go in
-// pieces, as the reader frees room.
+// if it said it sleeps (docs/design.md, "The task-process hop"); a reader may instead sleep in
+// poll() on a descriptor of its own (the ring's reader doorbell), beside other descriptors. Bytes
+// that do not fit go in pieces, as the reader frees room.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,10 @@ class Ring {
   Ring(void* memory, std::size_t capacity);
   // Empty, open, nobody asleep: only while no other process uses it.
   void reset();
+  // An eventfd that a write makes readable while the reader sleeps on it
+  // (reader_may_sleep_on_doorbell). Set in the writer's view: the reader's process sets it before
+  // it forks the writer, whose view (a copy) inherits it with the descriptor.
+  void set_reader_doorbell(int eventfd) { reader_doorbell_ = eventfd; }
 
   std::size_t capacity() const { return capacity_; }
   // --- the writer ---
@@ -62,6 +67,10 @@ class Ring {
   // Lowers the flag: awake again (a write then makes no system call).
   void reader_awake();
   const std::atomic<std::uint32_t>& reader_word() const;
+  // As reader_may_sleep(), for a reader that sleeps in poll() on the reader doorbell instead of
+  // on reader_word(): a write from now on makes the doorbell readable (the writer's view must
+  // have it: set_reader_doorbell). reader_awake() after the sleep.
+  bool reader_may_sleep_on_doorbell();
 
  private:
   struct Shared;
@@ -69,9 +78,15 @@ class Ring {
   bool wait(std::atomic<std::uint32_t>& asleep, const Ready& ready,
             std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin);
   Shared& shared() const { return *shared_; }
+  // Raises the reader's flag to `how` (on the futex or on the doorbell), unless there is
+  // something to read.
+  bool reader_may_sleep(std::uint32_t how);
+  // After a write or the close: wakes the reader the way it sleeps, if it does.
+  void wake_reader();
   Shared* shared_;
   char* data_;
   std::size_t capacity_;
+  int reader_doorbell_ = -1;
 };
 
 }  // namespace fiber::detail::task_ring

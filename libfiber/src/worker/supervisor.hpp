@@ -71,13 +71,16 @@ class Supervisor {
   // While its task process wrote within kRecentRecord the worker looks at the ring again at once;
   // after that it waits on the ring (the task process wakes it) between looks at MPI (and at
   // whether the task process died, and its deadlines) for 1/kRingWaitFraction of the quiet time,
-  // at least kRingWait, at most kLongRingWait and half a heartbeat interval: a task that runs
-  // long costs its worker ~10 wake-ups a second (docs/design.md, "Idle workers sleep"), and a
-  // message or a death is seen within an eighth of the time the task has run.
+  // at least kRingWait, at most kLongRingWait and half a heartbeat interval; once quiet for
+  // kSpinBeforeSleep with a doorbell and nothing under way, it naps until something happens
+  // (nap_while_task_runs; docs/design.md, "Idle workers sleep").
   static constexpr auto kRecentRecord = std::chrono::milliseconds(1);
   static constexpr auto kRingWait = std::chrono::microseconds(200);
   static constexpr auto kLongRingWait = std::chrono::milliseconds(100);
   static constexpr int kRingWaitFraction = 8;
+  // A worker whose task runs naps this long at most the first time (nap_while_task_runs): a
+  // message whose ring overtook it, and was taken for stale, is seen after it.
+  static constexpr auto kFirstTaskNap = kSpinBeforeSleep;
 
   explicit Supervisor(MPI_Comm parent) : master_(parent), channel_(parent) {}
 
@@ -140,6 +143,15 @@ class Supervisor {
   bool progress_child();
   // How long progress_child() waits on the ring now.
   std::chrono::microseconds ring_wait() const;
+  // Whether the worker may sleep until its task process answers instead of looking at MPI
+  // between ring waits: it has a doorbell, has been quiet for kSpinBeforeSleep, and nothing is
+  // under way with the master or its relays (the master rings for what it sends from then on).
+  bool may_nap_while_task_runs();
+  // The first call takes the stale rings (as wait_idle); later ones sleep until the task process
+  // answers or dies, the master rings, a heartbeat is due, the front chunk's deadline passes or
+  // kIdleNap passes (the first nap: kFirstTaskNap): a task of seconds costs its worker a few
+  // wake-ups, not a look at MPI every eighth of its run time. True if the master rang.
+  bool nap_while_task_runs();
   // Runs a chunk in this process (the pool does not isolate tasks).
   void run_here(const RunBody& run);
   // Results go out in batches: a small one waits for others for at most kResultDelay, a large
@@ -199,7 +211,8 @@ class Supervisor {
   std::optional<BusyHeartbeat> busy_heartbeat_;
   Backoff backoff_{kSpinBeforeSleep, kIdlePoll};
   WorkerDoorbell doorbell_when_idle_;
-  bool asleep_ = false;  // in its naps on the doorbell since the last activity
+  bool asleep_ = false;          // in its naps on the doorbell since the last activity
+  std::uint32_t task_naps_ = 0;  // naps while its task runs since it fell asleep
   DaemonWatch daemon_;
   Clock::time_point last_sent_ = Clock::now();
   // How often to heartbeat while work is under way: the latest run's pool's; before any, the

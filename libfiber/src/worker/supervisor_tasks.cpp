@@ -87,8 +87,15 @@ void Supervisor::send_to_child(std::span<const char> body, bool silent) {
 }
 
 bool Supervisor::progress_child() {
-  // Wait on the ring (the child wakes us when it writes): MPI messages need polling.
-  const std::chrono::microseconds wait = ring_wait();
+  // Wait on the ring (the child wakes us when it writes): MPI messages need polling, unless the
+  // master rings for them.
+  std::chrono::microseconds wait = ring_wait();
+  bool napped = false;
+  if (wait.count() > 0 && may_nap_while_task_runs()) {
+    if (nap_while_task_runs()) return true;  // rung: what for may be a moment behind the ring
+    wait = std::chrono::microseconds(0);
+    napped = true;
+  }
   std::string death;
   std::uint64_t before = answers_.received();
   bool alive = process_.receive(answers_, wait, death);
@@ -105,8 +112,34 @@ bool Supervisor::progress_child() {
     answers_.clear();
     return true;
   }
-  if (!progressed && wait.count() == 0) sched_yield();
+  if (!progressed && wait.count() == 0 && !napped) sched_yield();
   return progressed;
+}
+
+bool Supervisor::may_nap_while_task_runs() {
+  return doorbell_when_idle_.fd() >= 0 && backoff_.quiet() >= kSpinBeforeSleep && queue_.empty() &&
+         results_.empty() && !lane_asked_ && !channel_.receiving_body() && !relay_.forwarding() &&
+         !relay_.receiving() && channel_.progress_sends();
+}
+
+bool Supervisor::nap_while_task_runs() {
+  if (!asleep_) {
+    // As wait_idle: the rings that came while it was awake are stale; MPI is looked at once more
+    // before the first nap, in case the last was just rung for.
+    doorbell_when_idle_.answer();
+    asleep_ = true;
+    task_naps_ = 0;
+    return false;
+  }
+  const auto now = Clock::now();
+  const auto longest = task_naps_++ == 0 ? kFirstTaskNap : kIdleNap;
+  auto until = std::min(now + longest, last_sent_ + heartbeat_interval(chunks_.front()));
+  if (auto due = chunks_.deadline(process_.progress())) until = std::min(until, *due);
+  if (until <= now || !process_.sleep_until_news(until - now, doorbell_when_idle_.fd())) {
+    return false;
+  }
+  doorbell_when_idle_.answer();
+  return true;
 }
 
 std::chrono::microseconds Supervisor::ring_wait() const {

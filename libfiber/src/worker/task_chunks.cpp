@@ -29,19 +29,29 @@ void TaskChunks::take(task_frames::AnswerReader& answers, Clock::time_point now)
   }
 }
 
-std::optional<std::uint32_t> TaskChunks::overdue(const TaskProgress& page,
-                                                 Clock::time_point now) const {
+std::optional<TaskChunks::Clock::time_point> TaskChunks::deadline(const TaskProgress& page) const {
+  return deadline(page, page.chunk.load(std::memory_order_acquire));
+}
+
+std::optional<TaskChunks::Clock::time_point> TaskChunks::deadline(
+    const TaskProgress& page, std::uint64_t current_chunk) const {
   if (chunks_.empty()) return std::nullopt;
-  const std::uint64_t current_chunk = page.chunk.load(std::memory_order_acquire);
   const Sent& front = chunks_.front();
   if (front.header.timeout_ms == 0 || current_chunk > front.header.chunk_id) {
     return std::nullopt;  // moved past it: its records are still on the way
   }
   // It runs the front chunk, or is about to (its clock starts when the chunk before it ended).
-  bool running_front = current_chunk == front.header.chunk_id;
-  auto started = running_front ? page.item_started() : std::max(front.sent, last_record_);
-  if (now - started <= std::chrono::milliseconds(front.header.timeout_ms)) return std::nullopt;
-  return running_front ? page.item.load() : front.done;
+  const auto started = current_chunk == front.header.chunk_id ? page.item_started()
+                                                              : std::max(front.sent, last_record_);
+  return started + std::chrono::milliseconds(front.header.timeout_ms);
+}
+
+std::optional<std::uint32_t> TaskChunks::overdue(const TaskProgress& page,
+                                                 Clock::time_point now) const {
+  const std::uint64_t current_chunk = page.chunk.load(std::memory_order_acquire);
+  const auto due = deadline(page, current_chunk);
+  if (!due || now <= *due) return std::nullopt;
+  return current_chunk == chunks_.front().header.chunk_id ? page.item.load() : chunks_.front().done;
 }
 
 void TaskChunks::died(const std::string& reason, const TaskProgress& page, Clock::time_point now) {

@@ -44,6 +44,9 @@ class TaskChunks {
   // The item of the front chunk that ran past its timeout, if one did, by the task process's
   // progress page.
   std::optional<std::uint32_t> overdue(const TaskProgress& page, Clock::time_point now) const;
+  // The time after which overdue() may say so as the page reads now (none: no timeout to watch,
+  // or the task process has moved past the front chunk); an item that starts later moves it on.
+  std::optional<Clock::time_point> deadline(const TaskProgress& page) const;
   // The task process died, and every record it wrote was taken: the chunk it ran crashed (on the
   // item its progress page names), the ones behind it did not run.
   void died(const std::string& reason, const TaskProgress& page, Clock::time_point now);
@@ -60,6 +63,9 @@ class TaskChunks {
     std::uint32_t done = 0;
     Clock::time_point sent;
   };
+  // deadline(page) with the page's chunk as read once by the caller.
+  std::optional<Clock::time_point> deadline(const TaskProgress& page,
+                                            std::uint64_t current_chunk) const;
   // Ends the front chunk. For a crash or a timeout, `failed_item` is the item it died running;
   // `ran` is how long it ran (the master sizes chunks by it).
   void finish_front(ChunkStatus status, const std::string& reason, std::uint32_t failed_item,

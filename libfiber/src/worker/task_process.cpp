@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "fiber/detail/task_process_start.hpp"
 #include "fiber/errors.hpp"
+#include "posix/timespec.hpp"
 #include "trace/hop_trace.hpp"
 #include "wire/exit_status.hpp"
 #include "worker/item_runner.hpp"
@@ -163,6 +165,11 @@ void TaskProcess::start() {
   taken_while_sending_.clear();
   auto death_pipe = posix::open_pipe(O_CLOEXEC);
   if (!death_pipe) fail("create a pipe");
+  if (!answer_doorbell_) {
+    answer_doorbell_ = posix::UniqueFd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!answer_doorbell_) fail("create an eventfd");
+  }
+  memory_->up().set_reader_doorbell(answer_doorbell_.get());
   pid_t pid = fork();
   if (pid < 0) fail("fork");
   if (pid == 0) {
@@ -255,6 +262,20 @@ bool TaskProcess::receive(task_frames::AnswerReader& answers, std::chrono::micro
   answers.read_from(up);  // what it wrote before it died
   death = reap();
   return false;
+}
+
+bool TaskProcess::sleep_until_news(std::chrono::nanoseconds timeout, int doorbell) {
+  std::uint64_t stale = 0;  // a wake-up left from an earlier sleep, which ended otherwise
+  [[maybe_unused]] auto taken = ::read(answer_doorbell_.get(), &stale, sizeof stale);
+  task_ring::Ring& up = memory_->up();
+  if (!taken_while_sending_.empty() || !up.reader_may_sleep_on_doorbell()) return false;
+  pollfd watched[] = {
+      {answer_doorbell_.get(), POLLIN, 0}, {from_child_.get(), POLLIN, 0}, {doorbell, POLLIN, 0}};
+  const timespec limit = posix::to_timespec(timeout);
+  const bool rung = ::ppoll(watched, std::size(watched), &limit, nullptr) > 0 &&
+                    (watched[2].revents & POLLIN) != 0;
+  up.reader_awake();
+  return rung;
 }
 
 }  // namespace fiber::detail

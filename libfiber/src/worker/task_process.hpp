@@ -52,6 +52,11 @@ class TaskProcess {
   // "killed by signal SIGSEGV").
   bool receive(task_frames::AnswerReader& answers, std::chrono::microseconds wait,
                std::string& death);
+  // Sleeps, without spinning, until the child writes an answer or dies, `doorbell` (a descriptor,
+  // or -1) is readable, or `timeout` passes; whether `doorbell` is readable. receive() then takes
+  // what came. A worker whose task runs long sleeps so, with the master's ring as its doorbell
+  // (docs/design.md, "Idle workers sleep").
+  bool sleep_until_news(std::chrono::nanoseconds timeout, int doorbell);
 
   std::uint64_t current_chunk() const { return progress().chunk.load(); }
   std::uint32_t current_item() const { return progress().item.load(); }
@@ -81,6 +86,9 @@ class TaskProcess {
   void kill_group() const;
   pid_t pid_ = -1;
   posix::UniqueFd from_child_;  // written by nobody: its end of file says that the child is gone
+  // An eventfd that the child's answers make readable while this process sleeps on it
+  // (sleep_until_news): the up ring's reader doorbell, one for every child.
+  posix::UniqueFd answer_doorbell_;
   // The running child's progress page and rings, made fresh for each child.
   std::optional<TaskMemory> memory_;
   Bytes taken_while_sending_;       // answers read while send() waited for room

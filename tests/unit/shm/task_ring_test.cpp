@@ -1,9 +1,11 @@
 // The task ring (task_ring.hpp): a byte stream in shared memory, across the end of its buffer,
 // full, with more bytes than it holds, between real processes (futex wake-ups, a reader asleep on
-// several rings), and with its peer gone.
+// several rings or in poll() on its doorbell), and with its peer gone.
 #include "shm/task_ring.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include <thread>
 
 #include "posix/futex.hpp"
+#include "posix/unique_fd.hpp"
+#include "posix/wait_readable.hpp"
 #include "support/ring_memory.hpp"
 
 namespace {
@@ -126,6 +130,43 @@ TEST(TaskRing, AReaderAsleepOnSeveralRingsIsWokenByAWriteIntoOne) {
   EXPECT_EQ(exit_status(reader), 0);
   EXPECT_FALSE(second.ring.reader_may_sleep());
   EXPECT_TRUE(first.ring.reader_may_sleep());
+}
+
+// A reader that sleeps in poll() on its doorbell (a worker whose task runs long, beside the
+// master's doorbell): the writer, forked after the doorbell was set, makes it readable with its
+// write; a ring with bytes waiting lets nobody sleep, and a reader awake again costs the writer
+// no doorbell write.
+TEST(TaskRing, AReaderAsleepOnItsDoorbellIsWokenByAWriteInAnotherProcess) {
+  SharedRing shared(kSmallRing);
+  auto& ring = shared.ring;
+  fiber::posix::UniqueFd doorbell(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  ASSERT_TRUE(doorbell);
+  ring.set_reader_doorbell(doorbell.get());
+  ASSERT_TRUE(ring.reader_may_sleep_on_doorbell());
+  pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    std::this_thread::sleep_for(kLetItSleep);
+    Bytes bytes = pattern(3);
+    _exit(ring.write_some(bytes) == 3 ? 0 : 1);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const bool rung = fiber::posix::wait_readable(doorbell.get(), kPeerWait);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kPeerWait / 2);
+  ring.reader_awake();
+  EXPECT_EQ(exit_status(writer), 0);
+  EXPECT_TRUE(rung);
+  EXPECT_FALSE(ring.empty());
+  EXPECT_FALSE(ring.reader_may_sleep_on_doorbell());  // bytes wait: no sleep
+
+  std::uint64_t count = 0;
+  ASSERT_EQ(read(doorbell.get(), &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_EQ(count, 1u);
+  Bytes out;
+  ring.read_into(out);
+  Bytes more = pattern(2);
+  ASSERT_EQ(ring.write_some(more), 2u);  // the reader is awake: the doorbell stays quiet
+  EXPECT_FALSE(fiber::posix::wait_readable(doorbell.get(), std::chrono::milliseconds(0)));
 }
 
 TEST(TaskRing, AWriterWhoseReaderIsGoneGivesUpWhenToldSo) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "fiber/task.hpp"
+#include "posix/unique_fd.hpp"
 #include "support/process_resources.hpp"
 #include "support/run_bodies.hpp"
 
@@ -236,6 +238,61 @@ TEST(TaskProcess, ChunksOneAtATimeCostTheChildNoWriteCalls) {
     ASSERT_TRUE(receive_answer(process, answers, 1, death).ran) << death;
   }
   EXPECT_LT(write_calls(child) - before, static_cast<std::uint64_t>(kChunks / 10));
+}
+
+// A worker whose task runs long sleeps in sleep_until_news: its child's answer ends the sleep,
+// as do the child's death and a ring of the doorbell it is given, each long before the timeout;
+// with none of them, the timeout does.
+constexpr auto kLongNap = 10s;  // the sleep's timeout: reaching it fails the test
+constexpr int kTaskMilliseconds = 50;
+
+TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsAnswer) {
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(fiber::unit::run_body(
+      "nap", {fiber::call(nap, kTaskMilliseconds).arguments}, {.chunk_id = 1})));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(process.sleep_until_news(kLongNap, -1));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kLongNap / 2);
+  AnswerReader answers;
+  std::string death;
+  EXPECT_TRUE(receive_answer(process, answers, 1, death).ran) << death;
+}
+
+TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsDeath) {
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(fiber::unit::run_body(
+      "crash_after", {fiber::call(crash_after, kTaskMilliseconds).arguments}, {.chunk_id = 1})));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(process.sleep_until_news(kLongNap, -1));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kLongNap / 2);
+  AnswerReader answers;
+  std::string death;
+  EXPECT_FALSE(receive_answer(process, answers, 1, death).ran);
+  EXPECT_NE(death.find("SIGSEGV"), std::string::npos) << death;
+}
+
+TEST(TaskProcess, SleepUntilNewsSaysWhenItsDoorbellRang) {
+  TaskProcess process;
+  process.start();
+  ASSERT_TRUE(process.send(fiber::unit::run_body(
+      "nap", {fiber::call(nap, 20 * kTaskMilliseconds).arguments}, {.chunk_id = 1})));
+  fiber::posix::UniqueFd doorbell(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  ASSERT_TRUE(doorbell);
+  std::thread ringer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kTaskMilliseconds));
+    const std::uint64_t one = 1;
+    EXPECT_EQ(write(doorbell.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(process.sleep_until_news(kLongNap, doorbell.get()));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kLongNap / 2);
+  ringer.join();
+  const auto short_nap = std::chrono::milliseconds(kTaskMilliseconds);
+  const auto again = std::chrono::steady_clock::now();
+  EXPECT_FALSE(process.sleep_until_news(short_nap, -1));  // the task still runs: the timeout
+  EXPECT_GE(std::chrono::steady_clock::now() - again, short_nap);
 }
 
 TEST(TaskProcess, GivesBackItsDescriptorsAndSharedMemory) {
