@@ -1,7 +1,8 @@
 // Pool::map_reduce: the value is the fold of a tree fixed by the pool's layout (items in a
 // chunk, chunks in a node, nodes in order), to the bit, whoever runs what, also when a worker is
 // lost in the middle; the order of combination is the items' (a concatenation comes out in item
-// order); a failing task fails the call naming it; bad calls are refused.
+// order); a failing task fails the call naming it; bad calls are refused; a slow task's items
+// spread over the workers whatever another reduction's task cost.
 // (tests/multinode_test.cpp: the same over several nodes, one value per node to the master.)
 #include <gtest/gtest.h>
 #include <fiber/fiber.hpp>
@@ -12,8 +13,10 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -28,6 +31,23 @@ FIBER_TASK(fail_at_seven);
 
 int plus(int a, int b) { return a + b; }
 FIBER_TASK(plus);
+
+// The task process that ran the item, after a nap of `milliseconds`: a worker's one task process
+// names it.
+std::vector<long> task_process_after(int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+  return {static_cast<long>(getpid())};
+}
+FIBER_TASK(task_process_after);
+
+std::vector<long> join_pids(std::vector<long> a, const std::vector<long>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+FIBER_TASK(join_pids);
+
+void note_round(int /*round*/) {}
+FIBER_TASK(note_round);
 
 namespace {
 
@@ -102,6 +122,26 @@ TEST(MapReduce, ValueKeepsItsBitsWhenANodeLosesItsPartialResults) {
   EXPECT_TRUE(std::filesystem::exists(marker)) << "no partial result was dropped";
   std::filesystem::remove(marker);
   EXPECT_EQ(value, tree_sum({kItems}, {20}));
+}
+
+// Every reduction's chunks run the same task (reduce_chunk); each is timed as the user's task
+// it runs, not as all of them: after a reduction of a quick task, one of a slow task whose items
+// are as many as the workers puts one item on each worker, also when the workers take it as they
+// answer a broadcast (the chunk policy then lets a worker hold several quick chunks). fiber-es at
+// 1,024 workers ran every other generation's episodes on half its workers, two each, so.
+TEST(MapReduce, ASlowTasksItemsGoOneToAWorkerAfterAQuickTasksReduction) {
+  constexpr int kWorkers = 4;
+  constexpr int kSlowItemMilliseconds = 300;
+  fiber::Pool pool(kWorkers);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(pool.map_reduce(single, range(1000), concatenate), range(1000));
+    pool.broadcast(note_round, round);
+    auto pids = pool.map_reduce(task_process_after,
+                                std::vector<int>(kWorkers, kSlowItemMilliseconds), join_pids);
+    EXPECT_EQ(pids.size(), static_cast<std::size_t>(kWorkers));
+    EXPECT_EQ(std::set<long>(pids.begin(), pids.end()).size(), static_cast<std::size_t>(kWorkers))
+        << "round " << round << ": an item waited for a worker that ran another";
+  }
 }
 
 TEST(MapReduce, AFailingTaskFailsTheCallNamingIt) {

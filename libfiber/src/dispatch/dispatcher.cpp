@@ -213,7 +213,7 @@ void Dispatcher::on_result(Worker& worker, const std::shared_ptr<const Bytes>& m
   }
   JobState& job = done.job->state();
   if (header.status == ChunkStatus::complete) {
-    scheduler_.timings().record(job.task(), header.elapsed_ns, header.count);
+    scheduler_.timings().record(job.timed_as(), header.elapsed_ns, header.count);
   }
   std::uint64_t failed = result.items(job.task(), worker.info, scratch_results_);
   done.pool->counters.completed += header.count;

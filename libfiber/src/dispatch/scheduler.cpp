@@ -74,7 +74,7 @@ Scheduler::Filled Scheduler::fill(const std::shared_ptr<PoolHandle>& pool, int i
     if (next == pool->queue.end()) break;
     auto scheduled = *next;
     const JobState& job = scheduled->state();
-    const TaskTiming* timing = timings_.of(job.task());
+    const TaskTiming* timing = timings_.of(job.timed_as());
     std::size_t remaining = job.size() - scheduled->next_unsent;
     std::size_t next_size =
         chunk_policy::chunk_size(job.chunksize(), remaining, pool->workers.size(), timing);

@@ -88,6 +88,7 @@ struct ReductionCall::Progress {
     }
     node.chunks =
         std::make_shared<Job>(chunk_task(), std::move(arguments), std::move(chunk_offsets), 1);
+    node.chunks->state().time_as(task);
     if (!node.on_master) node.chunks->state().run_on_host(node.block.host);
     node.combine.reset();
     submit(node.chunks);
