@@ -167,6 +167,41 @@ def encode_apply(function_bytes, args, kwds):
     return encode_call(function_bytes, [args], True, dict(kwds))
 
 
+# Timing names by function (timing_name): a pool's calls repeat a few functions.
+_TIMINGS_KEPT = 256
+_timings = {}
+
+
+def timing_name(function):
+    """The name fiber learns the function's run time under (automatic chunk sizes, and how many
+    chunks a worker may hold ahead: fiber::timed_as). Every Python call runs one C++ task, so
+    without it a quick function's calls made a slow one's look short: after a map of a quick
+    function and a broadcast, a map of 4 slow items ran all 4 on one of 4 workers. Its module,
+    qualified name and first line: functions of one source line share it (lambdas of one line),
+    and a program's count of them is bounded by its source."""
+    try:
+        kept = _timings.get(function)
+    except TypeError:  # unhashable: named every time
+        kept = None
+    if kept is not None:
+        return kept
+    inner = function
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    code = getattr(inner, "__code__", None)
+    qualname = getattr(inner, "__qualname__", None) or type(inner).__qualname__
+    name = f"{getattr(inner, '__module__', None)}.{qualname}"
+    if code is not None:
+        name += f":{code.co_firstlineno}"
+    try:
+        if len(_timings) >= _TIMINGS_KEPT:
+            _timings.clear()
+        _timings[function] = name
+    except TypeError:
+        pass
+    return name
+
+
 def master_context():
     """What a worker takes over from the master before it runs the master's functions."""
     return {"sys_path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ)}

@@ -54,6 +54,7 @@ class _Pickled:
     def __init__(self, func):
         self.function, self.timeout_ms = timeouts.split(func)
         self.data = _pickled(self.function)
+        self.timing = _calls.timing_name(self.function)
 
 
 def _map_chunksize(chunksize):
@@ -305,7 +306,9 @@ class Pool:
         """_submit with the function pickled already (_Pickled)."""
         calls = [_calls.encode_call(pickled.data, batch, star) for batch in batches]
         on_done = _on_done(False, callback, error_callback, pickled.function)
-        outcomes = self._pool.map_async(calls, chunksize, on_done, pickled.timeout_ms)
+        outcomes = self._pool.map_async(
+            calls, chunksize, on_done, pickled.timeout_ms, pickled.timing
+        )
         return AsyncResult(outcomes, False, pickled.function)
 
     def _batches(self, func, items, chunksize):
@@ -367,7 +370,8 @@ class Pool:
         function, timeout_ms = timeouts.split(func)
         call = _calls.encode_apply(_pickled(function), tuple(args), kwds)
         on_done = _on_done(True, callback, error_callback, function)
-        outcomes = self._pool.map_async([call], 1, on_done, timeout_ms)
+        timing = _calls.timing_name(function)
+        outcomes = self._pool.map_async([call], 1, on_done, timeout_ms, timing)
         return AsyncResult(outcomes, True, function)
 
     def map(self, func, iterable, chunksize=None):
@@ -397,7 +401,7 @@ class Pool:
         pickled = _Pickled(func)
         # Read lazily by the C++ pool's feeder thread, a bounded way ahead of the results.
         calls = (_calls.encode_call(pickled.data, [item]) for item in iterable)
-        stream = self._pool.imap(calls, chunksize, ordered, pickled.timeout_ms)
+        stream = self._pool.imap(calls, chunksize, ordered, pickled.timeout_ms, pickled.timing)
         return IMapIterator(stream, pickled.function)
 
     def imap(self, func, iterable, chunksize=_IMAP_CHUNKSIZE):
@@ -417,9 +421,9 @@ class Pool:
         be associative (a sum, a concatenation): the value is then the sequential fold's, with
         the same bits for the same hosts and worker counts. The first failed item's exception
         (in item order), or op's, is raised."""
-        items, chunksize = self._reduction_items(func, iterable, op, chunksize)
+        items, chunksize, timing = self._reduction_items(func, iterable, op, chunksize)
         try:
-            partial = self._pool.map_reduce(items, chunksize)
+            partial = self._pool.map_reduce(items, chunksize, timing)
         except PoolClosed as error:
             _runtime.hold_if_ended_by_exit(error)
             raise
@@ -432,14 +436,17 @@ class Pool:
         object (get(timeout), wait(timeout), ready(), successful()) whose callback or
         error_callback is called once the value is there, on a thread of its own. Bad input
         raises here, as map_reduce's."""
-        items, chunksize = self._reduction_items(func, iterable, op, chunksize)
+        items, chunksize, timing = self._reduction_items(func, iterable, op, chunksize)
         pool = self._pool
         return _reductions.ReductionResult(
-            lambda: pool.map_reduce(items, chunksize), callback, error_callback, self.terminate
+            lambda: pool.map_reduce(items, chunksize, timing),
+            callback,
+            error_callback,
+            self.terminate,
         )
 
     def _reduction_items(self, func, iterable, op, chunksize):
-        """map_reduce's C++ items and chunksize; refuses what map_reduce refuses."""
+        """map_reduce's C++ items, chunksize and timing name; refuses what map_reduce refuses."""
         self._check_running()
         func, op = self._untimed(func, "map_reduce"), self._untimed(op, "map_reduce")
         if not callable(op):
@@ -453,7 +460,7 @@ class Pool:
         ]
         if not items:
             raise TypeError("map_reduce() of an empty iterable with no initial value")
-        return items, chunksize
+        return items, chunksize, _calls.timing_name(func)
 
     def broadcast(self, func, *args, **kwargs):
         """func(*args, **kwargs) once in every task process of the pool, after what each has

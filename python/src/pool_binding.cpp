@@ -91,32 +91,37 @@ std::unique_ptr<PythonPool> make_pool(int processes, const std::string& initiali
 }
 
 // submit(the task fiber_python_call), with a deadline per item if the call has one
-// (fiber.with_timeout; 0: the pool's task_timeout).
+// (fiber.with_timeout; 0: the pool's task_timeout), its run times learnt under the Python
+// function's `timing` name (fiber/_calls.py, timing_name): every Python call runs this one task.
 template <class Submit>
-auto with_call_task(std::int64_t timeout_ms, Submit submit) {
-  if (timeout_ms > 0)
-    return submit(fiber::with_timeout(&fiber_python_call, milliseconds(timeout_ms)));
-  return submit(&fiber_python_call);
+auto with_call_task(std::int64_t timeout_ms, const std::string& timing, Submit submit) {
+  if (timeout_ms > 0) {
+    return submit(
+        fiber::timed_as(fiber::with_timeout(&fiber_python_call, milliseconds(timeout_ms)), timing));
+  }
+  return submit(fiber::timed_as(&fiber_python_call, timing));
 }
 
 Outcomes map_async(PythonPool& pool, const py::list& calls, std::size_t chunksize,
-                   std::optional<py::object> on_done, std::int64_t timeout_ms) {
+                   std::optional<py::object> on_done, std::int64_t timeout_ms,
+                   const std::string& timing) {
   std::vector<std::string> joined;
   joined.reserve(calls.size());
   for (py::handle call : calls) joined.push_back(join_frames(call));
   auto callbacks = calling_back(std::move(on_done));
   return pool.in_turn([&](Pool& turn) {
-    return with_call_task(timeout_ms, [&](const auto& task) {
+    return with_call_task(timeout_ms, timing, [&](const auto& task) {
       return turn.map_async(task, joined, chunksize, std::move(callbacks));
     });
   });
 }
 
 std::unique_ptr<PythonStream> imap(PythonPool& pool, py::iterator calls, std::size_t chunksize,
-                                   bool ordered, std::int64_t timeout_ms) {
+                                   bool ordered, std::int64_t timeout_ms,
+                                   const std::string& timing) {
   PythonIteratorRange range(std::move(calls));
   auto stream = pool.in_turn([&](Pool& turn) {  // the feeder thread starts reading at once
-    return with_call_task(timeout_ms, [&](const auto& task) {
+    return with_call_task(timeout_ms, timing, [&](const auto& task) {
       return ordered ? turn.imap(task, std::move(range), chunksize)
                      : turn.imap_unordered(task, std::move(range), chunksize);
     });
@@ -172,11 +177,11 @@ void join(PythonPool& pool) {
 // waits. The reduction moves on in its caller's waits, which submit to the pool: they take the
 // pool's turn, a slice at a time, so that other threads' calls go on between the slices. The
 // master's fold runs the Python operation, which takes the GIL (python_task.cpp).
-py::bytes map_reduce(PythonPool& pool, const std::vector<std::string>& calls,
-                     std::size_t chunksize) {
+py::bytes map_reduce(PythonPool& pool, const std::vector<std::string>& calls, std::size_t chunksize,
+                     const std::string& timing) {
   std::optional<Reduction<std::string>> reduction = pool.in_turn([&](Pool& turn) {
-    return turn.map_reduce_async(&fiber_python_reduce_item, calls, &fiber_python_combine,
-                                 chunksize);
+    return turn.map_reduce_async(fiber::timed_as(&fiber_python_reduce_item, timing), calls,
+                                 &fiber_python_combine, chunksize);
   });
   struct ReleasedInTurn {  // however the wait ends (Ctrl-C too): dropped as the pool's calls are
     PythonPool& pool;
@@ -236,10 +241,10 @@ void bind_pool(py::module_& module) {
            py::arg("max_workers"), py::arg("scale_down_after_ms"), py::arg("cores"),
            py::arg("gpus"), py::arg("memory_bytes"))
       .def("map_async", &map_async, py::arg("calls"), py::arg("chunksize"), py::arg("on_done"),
-           py::arg("timeout_ms"))
+           py::arg("timeout_ms"), py::arg("timing"))
       .def("imap", &imap, py::arg("calls"), py::arg("chunksize"), py::arg("ordered"),
-           py::arg("timeout_ms"))
-      .def("map_reduce", &map_reduce, py::arg("calls"), py::arg("chunksize"))
+           py::arg("timeout_ms"), py::arg("timing"))
+      .def("map_reduce", &map_reduce, py::arg("calls"), py::arg("chunksize"), py::arg("timing"))
       .def(
           "broadcast",
           [](PythonPool& pool, const std::string& broadcast) {

@@ -245,3 +245,36 @@ def test_a_program_may_end_with_a_map_reduce_async_running():
         f"time.sleep({BUSY_SECONDS})\n"
     )
     assert program.returncode == 0, program.stderr
+
+
+# A quick function's map, a broadcast (the workers take the next map as they answer it), then a
+# map and a map_reduce of one slow item per worker, through the workers (FIBER_LANES=0, as on
+# every host but the master's): each slow item on a worker of its own. Every Python call runs one
+# C++ task; timed together, the quick map made the slow items look short, and all 4 went to the
+# first worker to answer (1.2 s instead of 0.3).
+SLOW_AFTER_QUICK_PROGRAM = """
+import operator, os, time
+import fiber
+
+def quick(x):
+    return x
+
+def slow(x):
+    time.sleep(0.3)
+    return [os.getpid()]
+
+with fiber.Pool(4) as pool:
+    for _ in range(2):
+        pool.map(quick, range(20000))
+        pool.broadcast(quick, 0)
+        print(len(set(p for [p] in pool.map(slow, range(4)))))
+        pool.map(quick, range(20000))
+        pool.broadcast(quick, 0)
+        print(len(set(pool.map_reduce(slow, range(4), operator.add))))
+"""
+
+
+def test_a_slow_functions_items_go_one_to_a_worker_after_a_quick_functions():
+    program = run_program(SLOW_AFTER_QUICK_PROGRAM, env={"FIBER_LANES": "0"})
+    assert program.returncode == 0, program.stderr
+    assert program.stdout.split() == ["4"] * 4, program.stdout

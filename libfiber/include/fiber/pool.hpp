@@ -290,9 +290,9 @@ class FIBER_EXPORT Pool {
                       std::is_same_v<detail::ParametersOf<Op>, std::tuple<R, R>>,
                   "map_reduce's operation must be a task R op(R, R) of the task's result R");
     auto [arguments, offsets] = encode_each(f, items);
-    auto call = std::make_shared<detail::ReductionCall>(*this, detail::task_name(f),
-                                                        detail::task_name(op), std::move(arguments),
-                                                        std::move(offsets), chunksize);
+    auto call = std::make_shared<detail::ReductionCall>(
+        *this, detail::task_name(f), detail::task_name(op), std::move(arguments),
+        std::move(offsets), chunksize, detail::timing_of(f));
     std::erase_if(reductions_, [](const auto& weak) { return weak.expired(); });
     reductions_.push_back(call);
     return Reduction<R>(std::move(call));
@@ -350,7 +350,7 @@ class FIBER_EXPORT Pool {
     auto [arguments, offsets] = encode_each<Star>(f, items);
     auto job = std::make_shared<detail::Job>(
         detail::task_name(f), std::move(arguments), std::move(offsets),
-        chunksize ? chunksize : options_.chunksize, detail::timeout_of(f));
+        chunksize ? chunksize : options_.chunksize, detail::timeout_of(f), detail::timing_of(f));
     submit(job, std::move(callback));
     return job;
   }
@@ -365,7 +365,8 @@ class FIBER_EXPORT Pool {
     detail::encode_call<F>(arguments, std::forward<Args>(args)...);
     std::vector<std::uint64_t> offsets{0, arguments.size()};
     return std::make_shared<detail::Job>(detail::task_name(f), std::move(arguments),
-                                         std::move(offsets), 1, detail::timeout_of(f));
+                                         std::move(offsets), 1, detail::timeout_of(f),
+                                         detail::timing_of(f));
   }
   /// imap's input, read by an InputFeed: each item encoded as submit_items encodes it.
   template <class F, class Range>
@@ -396,11 +397,12 @@ class FIBER_EXPORT Pool {
       return true;
     };
     return start_feed(std::move(source), detail::task_name(f), chunksize, detail::timeout_of(f),
-                      order);
+                      detail::timing_of(f), order);
   }
   std::shared_ptr<detail::InputFeed> start_feed(detail::InputFeed::Source source, std::string task,
                                                 std::size_t chunksize,
                                                 std::chrono::milliseconds timeout,
+                                                std::string timed_as,
                                                 detail::InputFeed::Order order);
 
   /// What runs on the result handler when a job with callbacks is done (nothing without them).

@@ -64,6 +64,25 @@ TimedTask<std::decay_t<F>> with_timeout(const F& task, std::chrono::duration<Rep
   return {task, std::chrono::duration_cast<std::chrono::milliseconds>(timeout)};
 }
 
+/// A task whose run times are learnt under `timing` instead of its name: fiber's automatic chunk
+/// sizes and how many chunks a worker may hold ahead come from them. For a task that runs other
+/// work by its arguments (an interpreter's entry point: Python's front end runs every Python
+/// function through one task), so that a quick kind of call does not make a slow one look short:
+/// pool.map(fiber::timed_as(run_script, "simulate"), inputs).
+template <class F>
+struct TimingNamedTask {
+  /// The task: a registered function, a fiber::Task handle or a fiber::TimedTask.
+  F task;
+  /// The name its run times are learnt under.
+  std::string timing;
+};
+
+/// `task` with its run times learnt under `timing`, for any Pool call (see TimingNamedTask).
+template <class F>
+TimingNamedTask<std::decay_t<F>> timed_as(const F& task, std::string timing) {
+  return {task, std::move(timing)};
+}
+
 /// A task call bound to its arguments, e.g. a pool's initializer: fiber::call(seed_rng, 42).
 struct Call {
   /// The task's registered name.

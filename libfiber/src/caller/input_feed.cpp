@@ -164,7 +164,7 @@ void InputFeed::State::flush(std::unique_lock<std::mutex>& lock, bool all) {
   for (auto& offset : pending_offsets) offset -= bytes;
   pending_since = Clock::now();
   auto job = std::make_shared<Job>(shape.task, std::move(arguments), std::move(offsets),
-                                   shape.chunksize, shape.timeout);
+                                   shape.chunksize, shape.timeout, shape.timed_as);
   std::size_t sequence = front_sequence + batches.size();
   if (shape.order == Order::completion) {
     job->state().on_outcomes([weak = weak_from_this(), sequence](std::size_t count) {

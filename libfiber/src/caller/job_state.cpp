@@ -83,9 +83,11 @@ void JobState::callback_finished() {
 }
 
 Job::Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets,
-         std::size_t chunksize, std::chrono::milliseconds timeout)
+         std::size_t chunksize, std::chrono::milliseconds timeout, std::string timed_as)
     : state_(std::make_unique<JobState>(std::move(task), std::move(arguments), std::move(offsets),
-                                        chunksize, timeout)) {}
+                                        chunksize, timeout)) {
+  state_->time_as(std::move(timed_as));
+}
 
 Job::Job(std::unique_ptr<JobState> state) : state_(std::move(state)) {}
 

@@ -60,9 +60,10 @@ class JobState {
   void run_on_host(std::string host) { host_ = std::move(host); }
   const std::string& host() const noexcept { return host_; }
   // The name its chunks' run times are learnt under (chunk_policy's TaskTimings): its task's,
-  // unless set. A reduction's chunks all run reduce_chunk over a user's task, and are timed as
-  // that task: timed together, a quick reduction's chunks let the next reduction's slow ones be
-  // queued two to a worker while other workers idled. Set before the job is shared.
+  // unless set (empty: not set). A reduction's chunks all run reduce_chunk over a user's task,
+  // and are timed as that task: timed together, a quick reduction's chunks let the next
+  // reduction's slow ones be queued two to a worker while other workers idled. Set before the
+  // job is shared.
   void time_as(std::string name) { timed_as_ = std::move(name); }
   const std::string& timed_as() const noexcept { return timed_as_.empty() ? task_ : timed_as_; }
 

@@ -142,6 +142,7 @@ void Pool::submit(const std::shared_ptr<detail::Job>& job, detail::JobCallback c
 std::shared_ptr<detail::InputFeed> Pool::start_feed(detail::InputFeed::Source source,
                                                     std::string task, std::size_t chunksize,
                                                     std::chrono::milliseconds timeout,
+                                                    std::string timed_as,
                                                     detail::InputFeed::Order order) {
   check_accepts(timeout);
   std::erase_if(feeds_, [](const auto& feed) { return feed.expired(); });
@@ -153,7 +154,7 @@ std::shared_ptr<detail::InputFeed> Pool::start_feed(detail::InputFeed::Source so
   auto feed = std::make_shared<detail::InputFeed>(
       std::move(source), std::move(submit_batch),
       detail::InputFeed::Shape{std::move(task), chunksize ? chunksize : options_.chunksize, timeout,
-                               workers, order});
+                               workers, order, std::move(timed_as)});
   feeds_.push_back(feed);
   return feed;
 }

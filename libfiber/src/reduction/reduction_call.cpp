@@ -49,7 +49,8 @@ struct ReductionCall::Progress {
     std::optional<Bytes> value;
   };
 
-  Pool* pool;  // null once the pool is destroyed
+  Pool* pool;            // null once the pool is destroyed
+  std::string timed_as;  // the chunks' run times are learnt under it: the user's task, or as said
   std::string task, operation, reduction;
   Bytes items;
   std::vector<std::uint64_t> offsets;
@@ -88,7 +89,7 @@ struct ReductionCall::Progress {
     }
     node.chunks =
         std::make_shared<Job>(chunk_task(), std::move(arguments), std::move(chunk_offsets), 1);
-    node.chunks->state().time_as(task);
+    node.chunks->state().time_as(timed_as);
     if (!node.on_master) node.chunks->state().run_on_host(node.block.host);
     node.combine.reset();
     submit(node.chunks);
@@ -152,7 +153,8 @@ struct ReductionCall::Progress {
 };
 
 ReductionCall::ReductionCall(Pool& pool, std::string task, std::string operation, Bytes items,
-                             std::vector<std::uint64_t> offsets, std::size_t chunksize) {
+                             std::vector<std::uint64_t> offsets, std::size_t chunksize,
+                             std::string timed_as) {
   if (offsets.size() < 2) {
     throw std::invalid_argument("fiber: map_reduce of no items has no value");
   }
@@ -162,7 +164,9 @@ ReductionCall::ReductionCall(Pool& pool, std::string task, std::string operation
         "the master folds the nodes' values with it",
         operation));
   }
+  if (timed_as.empty()) timed_as = task;
   progress_ = std::unique_ptr<Progress>(new Progress{&pool,
+                                                     std::move(timed_as),
                                                      std::move(task),
                                                      std::move(operation),
                                                      next_reduction_name(),

@@ -63,7 +63,7 @@ void answer(const std::shared_ptr<Job>& job) {
 }
 
 InputFeed::Shape shape(InputFeed::Order order, std::size_t chunksize = 0) {
-  return {"echo", chunksize, std::chrono::milliseconds(0), 2, order};
+  return {"echo", chunksize, std::chrono::milliseconds(0), 2, order, {}};
 }
 
 int value_of(const InputFeed::Item& item) { return item.job->decoded_result<int>(item.index); }

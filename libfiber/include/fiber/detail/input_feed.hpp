@@ -34,6 +34,7 @@ class FIBER_EXPORT InputFeed {
     std::chrono::milliseconds timeout;
     std::size_t workers;  // of the pool: sets how far ahead the feeder reads
     Order order;
+    std::string timed_as;  // the name its run times are learnt under (empty: task)
   };
 
   // Starts the feeder's thread.

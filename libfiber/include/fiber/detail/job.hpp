@@ -25,9 +25,10 @@ class FIBER_EXPORT Job {
  public:
   // `arguments` holds every item's encoding back to back; item i is
   // arguments[offsets[i], offsets[i + 1]). `chunksize` 0 means automatic; `timeout` 0 means the
-  // pool's.
+  // pool's; `timed_as` empty: its run times are learnt under the task's name
+  // (fiber::TimingNamedTask).
   Job(std::string task, Bytes arguments, std::vector<std::uint64_t> offsets, std::size_t chunksize,
-      std::chrono::milliseconds timeout = {});
+      std::chrono::milliseconds timeout = {}, std::string timed_as = {});
   // A job the runtime made itself (e.g. one of a broadcast's, sharing its arguments).
   explicit Job(std::unique_ptr<JobState> state);
   ~Job();

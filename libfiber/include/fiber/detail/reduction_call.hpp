@@ -24,8 +24,10 @@ namespace detail {
 // (libfiber/src/reduction/reduction_call.cpp).
 class FIBER_EXPORT ReductionCall {
  public:
+  // `timed_as`: the name the chunks' run times are learnt under (empty: the task's).
   ReductionCall(Pool& pool, std::string task, std::string operation, Bytes items,
-                std::vector<std::uint64_t> offsets, std::size_t chunksize);
+                std::vector<std::uint64_t> offsets, std::size_t chunksize,
+                std::string timed_as = {});
   ~ReductionCall();
   ReductionCall(const ReductionCall&) = delete;
   ReductionCall& operator=(const ReductionCall&) = delete;
