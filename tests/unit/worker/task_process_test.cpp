@@ -246,14 +246,21 @@ TEST(TaskProcess, ChunksOneAtATimeCostTheChildNoWriteCalls) {
 constexpr auto kLongNap = 10s;  // the sleep's timeout: reaching it fails the test
 constexpr int kTaskMilliseconds = 50;
 
-TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsAnswer) {
-  TaskProcess process;
+// Starts `process` on one chunk of `task` (`function` of kTaskMilliseconds), then sleeps until
+// news: the child's, long before kLongNap.
+template <class F>
+void sleep_through_one_chunk(TaskProcess& process, const char* task, F function) {
   process.start();
   ASSERT_TRUE(process.send(fiber::unit::run_body(
-      "nap", {fiber::call(nap, kTaskMilliseconds).arguments}, {.chunk_id = 1})));
+      task, {fiber::call(function, kTaskMilliseconds).arguments}, {.chunk_id = 1})));
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(process.sleep_until_news(kLongNap, -1));
   EXPECT_LT(std::chrono::steady_clock::now() - start, kLongNap / 2);
+}
+
+TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsAnswer) {
+  TaskProcess process;
+  sleep_through_one_chunk(process, "nap", nap);
   AnswerReader answers;
   std::string death;
   EXPECT_TRUE(receive_answer(process, answers, 1, death).ran) << death;
@@ -261,12 +268,7 @@ TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsAnswer) {
 
 TEST(TaskProcess, SleepUntilNewsEndsWithTheChildsDeath) {
   TaskProcess process;
-  process.start();
-  ASSERT_TRUE(process.send(fiber::unit::run_body(
-      "crash_after", {fiber::call(crash_after, kTaskMilliseconds).arguments}, {.chunk_id = 1})));
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(process.sleep_until_news(kLongNap, -1));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, kLongNap / 2);
+  sleep_through_one_chunk(process, "crash_after", crash_after);
   AnswerReader answers;
   std::string death;
   EXPECT_FALSE(receive_answer(process, answers, 1, death).ran);
