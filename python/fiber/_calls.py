@@ -167,7 +167,8 @@ def encode_apply(function_bytes, args, kwds):
     return encode_call(function_bytes, [args], True, dict(kwds))
 
 
-# Timing names by function (timing_name): a pool's calls repeat a few functions.
+# Timing names by function (timing_name): a pool's calls repeat a few functions. Only functions
+# without a closure are kept: a kept closure would keep what it captured (an array) alive.
 _TIMINGS_KEPT = 256
 _timings = {}
 
@@ -179,10 +180,8 @@ def timing_name(function):
     function and a broadcast, a map of 4 slow items ran all 4 on one of 4 workers. Its module,
     qualified name and first line: functions of one source line share it (lambdas of one line),
     and a program's count of them is bounded by its source."""
-    try:
-        kept = _timings.get(function)
-    except TypeError:  # unhashable: named every time
-        kept = None
+    keep = type(function) in _BY_REFERENCE_TYPES and getattr(function, "__closure__", None) is None
+    kept = _timings.get(function) if keep else None
     if kept is not None:
         return kept
     inner = function
@@ -193,12 +192,10 @@ def timing_name(function):
     name = f"{getattr(inner, '__module__', None)}.{qualname}"
     if code is not None:
         name += f":{code.co_firstlineno}"
-    try:
+    if keep:
         if len(_timings) >= _TIMINGS_KEPT:
             _timings.clear()
         _timings[function] = name
-    except TypeError:
-        pass
     return name
 
 
