@@ -118,6 +118,16 @@ def wait_for_size(pool, size):
     return pool.size()
 
 
+def wait_for_parked(pool):
+    """A shrunk worker counts as parked once its chunks are answered and its lane is given back,
+    a moment after the pool's size dropped (on a loaded machine, after the test's next look):
+    waited for as the size is."""
+    deadline = time.monotonic() + SCALING_LIMIT_SECONDS
+    while pool.stats().parked_workers < 1 and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    return pool.stats().parked_workers
+
+
 def wait_for_file(path):
     """A task that holds its worker until the test creates `path` (at most the scaling limit)."""
     deadline = time.monotonic() + SCALING_LIMIT_SECONDS
@@ -135,7 +145,7 @@ def test_an_autoscaling_pool_grows_with_its_backlog_and_shrinks_when_idle(tmp_pa
         open(flag, "w").close()
         assert pending.get() == [True] * 8
         assert wait_for_size(pool, 1) == 1
-        assert pool.stats().parked_workers >= 1
+        assert wait_for_parked(pool) >= 1
 
 
 # A program of its own: a killed worker's MPI process must not share a runtime with later tests.
