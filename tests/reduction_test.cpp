@@ -128,7 +128,7 @@ TEST(MapReduce, ValueKeepsItsBitsWhenANodeLosesItsPartialResults) {
 // it runs, not as all of them: after a reduction of a quick task, one of a slow task whose items
 // are as many as the workers puts one item on each worker, also when the workers take it as they
 // answer a broadcast (the chunk policy then lets a worker hold several quick chunks). fiber-es at
-// 1,024 workers ran every other generation's episodes on half its workers, two each, so.
+// 1,024 workers ran three of five generations' episodes on half its workers, two each, so.
 TEST(MapReduce, ASlowTasksItemsGoOneToAWorkerAfterAQuickTasksReduction) {
   constexpr int kWorkers = 4;
   constexpr int kSlowItemMilliseconds = 300;
