@@ -120,12 +120,39 @@ def _plain(items, star=False):
     return True
 
 
+# How pickle writes the module name of a global of __main__ (a short string): a value whose
+# pickle names __main__ refers to a function or class of its side's __main__, which the other side
+# does not have (a worker's __main__ is fiber's script), and goes to cloudpickle, which sends them
+# by value. Data that holds these bytes itself only takes cloudpickle's slower way.
+_MAIN_REFERENCE = pickle.SHORT_BINUNICODE + bytes([len("__main__")]) + b"__main__"
+
+
 def _frames(value, plain=False):
     """The pickle of `value` and its out-of-band buffers: frames for fiber._fiber to join.
-    `plain`: the caller knows that value holds only _PLAIN_TYPES and plain containers."""
+    `plain`: the caller knows that value holds only _PLAIN_TYPES and plain containers.
+
+    pickle's C pickler first, as pickled_function does for functions: cloudpickle's pickler costs
+    microseconds to make and calls back into Python for every object, and a task process pays it
+    cold, after its task, on the way of every result that is not plain (a tuple of a rollout's
+    return and length took 22-25 us from the task's end to its answer, against 12-15 with pickle's;
+    docs/design.md, "A round's Python"). cloudpickle when pickle cannot (a lambda, a local class),
+    when the pickle names __main__, or while modules are registered with
+    cloudpickle.register_pickle_by_value (pickle would send their functions by reference). A value
+    whose pickling fails in both is pickled twice (its __reduce__ called twice) before its error."""
     if plain:
         return [pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)]
     buffers = []
+    if not _BY_VALUE_MODULES:
+        try:
+            data = pickle.dumps(
+                value, protocol=pickle.HIGHEST_PROTOCOL, buffer_callback=buffers.append
+            )
+        except Exception:  # noqa: BLE001 (whatever pickle refuses goes to cloudpickle)
+            buffers.clear()
+        else:
+            if _MAIN_REFERENCE not in data:
+                return [data, *buffers]
+            buffers.clear()
     data = cloudpickle.dumps(
         value, protocol=pickle.HIGHEST_PROTOCOL, buffer_callback=buffers.append
     )

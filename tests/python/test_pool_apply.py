@@ -102,3 +102,41 @@ def test_a_function_registered_by_value_after_a_call_goes_by_value(tmp_path, mon
             assert pool.apply(module.source) == "the master"
         finally:
             cloudpickle.unregister_pickle_by_value(module)
+
+
+def _called(function):
+    return function()
+
+
+def _adder(n):
+    return lambda x: x + n
+
+
+def test_a_result_that_only_cloudpickle_can_pickle_comes_back(pool):
+    # Values are pickled by pickle's C pickler when it can, else by cloudpickle (fiber/_calls.py,
+    # _frames): a closure made in the task process is one that only cloudpickle can.
+    assert pool.apply(_adder, (2,))(3) == 5
+    assert [add(1) for add in pool.map(_adder, [1, 2], 1)] == [2, 3]
+
+
+def test_an_argument_holding_a_function_registered_by_value_goes_by_value(tmp_path, monkeypatch):
+    # pickle's C pickler would send the function by reference (its module and name), which the
+    # task process would import from the file: a module registered with
+    # cloudpickle.register_pickle_by_value sends it by value, with the master's changed global.
+    import cloudpickle
+
+    (tmp_path / "fiber_test_argument_module.py").write_text(
+        "SOURCE = 'the file'\n\ndef source():\n    return SOURCE\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fiber_test_argument_module as module
+
+    with fiber.Pool(1) as pool:
+        assert pool.apply(_called, (module.source,)) == "the file"
+        module.SOURCE = "the master"
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            assert pool.apply(_called, (module.source,)) == "the master"
+            assert pool.map(_called, [module.source], 1) == ["the master"]
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)

@@ -81,6 +81,26 @@ def test_a_python_c_program_runs_its_lambda_in_workers():
     assert program.stdout == "[10, 20]\n"
 
 
+# Values of a class of the master's __main__, which its workers do not have, cross both ways as
+# arguments and results: by value (cloudpickle), not by a reference to the workers' own __main__.
+MAIN_CLASS_PROGRAM = """
+import fiber
+class Point:
+    def __init__(self, x):
+        self.x = x
+def moved(point):
+    return Point(point.x + 1)
+with fiber.Pool(2) as pool:
+    print([p.x for p in pool.map(moved, [Point(1), Point(2)], 1)], pool.apply(moved, (Point(5),)).x)
+"""
+
+
+def test_values_of_a_class_of_the_masters_main_cross_both_ways():
+    program = run_program(MAIN_CLASS_PROGRAM)
+    assert program.returncode == 0, program.stderr
+    assert program.stdout == "[2, 3] 6\n"
+
+
 def test_a_program_that_ends_without_close_leaves_no_process():
     mark = f"fiber-test-{uuid.uuid4()}"
     program = run_program(UNCLOSED_POOL_PROGRAM, env={"FIBER_TEST_MARK": mark})
