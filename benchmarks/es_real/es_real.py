@@ -24,10 +24,11 @@ seconds: the master's (all threads) and its polls that found nothing (the PMPI c
 build/benchmarks/mpi_counts, preloaded into the master), and from /proc (benchmarks/proc_cpu.py) at
 each generation line: the workers' (all), the median and the busiest worker's, the task processes',
 the launchers' (fiberrun, mpirun, the node daemons), and the machine's busy time (/proc/stat: every
-process, other jobs and this script included). PSS (/proc/PID/smaps_rollup), in the last generation
-only (which the report leaves out of the times, as reading 2,000 processes' smaps costs CPU): the
-workers' and their task processes' sums, and how many workers (those whose processes could all be
-read before the job's end). kills: the workers SIGKILLed in that
+process, other jobs and this script included). PSS (/proc/PID/smaps_rollup), read from the start of
+the PSS reading's generations (the last; one per PSS_WORKERS_PER_GENERATION workers, which the
+report leaves out of the times, as reading 2,000 processes' smaps costs CPU) and given in the
+first of them: the workers' and their task processes' sums, and how many workers (those whose
+processes could all be read before the job's end). kills: the workers SIGKILLed in that
 generation; workers_lost: those fiber took for lost by that generation's line since the previous one
 (its "its tasks go to other workers" lines); workers_new, in the kills' generation's row: worker
 processes first seen after the kills, by the run's end (the replacements); exit_status: fiberrun's
@@ -72,6 +73,11 @@ HEADER = ("kind,workers,nodes,slots,generation,start_seconds,wall_seconds,step_s
           "pool_size,master_cpu,master_idle_poll,worker_cpu,worker_cpu_median,worker_cpu_max,"
           "task_cpu,launcher_cpu,machine_cpu,pss_processes,pss_worker_bytes,pss_task_bytes,kills,"
           "workers_lost,workers_new,exit_status,cores")
+# Workers whose PSS (with their task processes') is read per generation: reading 2,000
+# processes' smaps took longer than a 1,024-worker generation (484 of 1,024 workers were read
+# before the job's end), so the run has one more generation, left out of the times as the
+# reading's first is, per this many workers past the first PSS_WORKERS_PER_GENERATION.
+PSS_WORKERS_PER_GENERATION = 256
 # The kills fall in the first KILL_WINDOW of the generation's ideal time: the generation takes at
 # least that long, so each falls inside it, while tasks run.
 KILL_WINDOW = 0.9
@@ -160,10 +166,12 @@ class Plan:
         self.workers = workers
         self.faulty = workers == args.fault
         # With the kills: after the timed generations, the kills' generation and one for the
-        # replacements to arrive, before the PSS reading's.
-        self.generations = args.generations + (2 if self.faulty else 0)
+        # replacements to arrive, before the PSS reading's. The reading (which starts at the
+        # first of them) has a generation per PSS_WORKERS_PER_GENERATION workers.
+        pss_generations = math.ceil(workers / PSS_WORKERS_PER_GENERATION)
+        self.generations = args.generations + (2 if self.faulty else 0) + pss_generations - 1
         self.fault_generation = args.generations - 1 if self.faulty else None
-        self.pss_generation = self.generations - 1
+        self.pss_generation = self.generations - pss_generations
 
 
 def fiber_es_command(build, workers, generations, log):

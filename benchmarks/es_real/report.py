@@ -6,11 +6,12 @@ went, and the run with workers killed.
 
     /usr/bin/python3 report.py es_real.csv [--markdown PATH] [--page PATH] [--plot PATH]
 
-Per worker count: the median of the generations after the first (a warm-up) and before the last
-(whose PSS reading costs CPU). The ideal: ceil(1,024 / n) x 0.92 s, the tasks back to back on
-each worker and nothing else. Two ways to take this machine's share out (all n workers, their
-task processes, the node daemons and the master share its cores, where the paper's cluster gave
-each worker a core):
+Per worker count: the median of the generations after the first (a warm-up) and before the
+kills' and the PSS reading's (which costs CPU: the generation whose row has the PSS and those
+after it; without a PSS row, the last). The ideal: ceil(1,024 / n) x 0.92 s, the tasks back to
+back on each worker and nothing else. Two ways to take this machine's share out (all n workers,
+their task processes, the node daemons and the master share its cores, where the paper's cluster
+gave each worker a core):
 
     T'(n)  = T(n) - W(n) + ceil(1,024 / n) (s + c),   c = C_tasks / 1,024
 
@@ -57,7 +58,7 @@ MIB = 2 ** 20
 
 class Count:
     """fiber's run at one worker count: the medians of its timed generations (after the first,
-    before any kills and the last), its kills' generation and those after."""
+    before any kills and the PSS reading's), its kills' generation and those after."""
 
     def __init__(self, rows):
         rows = sorted(rows, key=lambda r: int(r["generation"]))
@@ -69,7 +70,8 @@ class Count:
         self.start = float(first["start_seconds"])
         self.sleep = int(first["step_sleep_us"]) * 1e-6 * STEPS_PER_TASK
         self.status = first["exit_status"]
-        timed = rows[1:kills[0]] if kills else rows[1:-1]
+        pss_rows = [i for i, r in enumerate(rows) if r["pss_processes"]]
+        timed = rows[1:min(kills[:1] + pss_rows[:1] + [len(rows) - 1])]
         self.lost = sum(int(r["workers_lost"]) for r in rows[:len(timed) + 1])
         if not timed:
             raise ValueError(f"{self.workers} workers: no generation between the first and the "
