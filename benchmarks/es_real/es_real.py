@@ -275,7 +275,9 @@ def main():
                                       "benchmarks/mpi_counts)")
     parser.add_argument("--workers", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024])
     parser.add_argument("--generations", type=int, default=4,
-                        help="per run: the first is a warm-up, the last is the PSS reading's")
+                        help="per run: the first is a warm-up, the last the PSS reading's (and "
+                             f"one more per {PSS_WORKERS_PER_GENERATION} workers past the first "
+                             f"{PSS_WORKERS_PER_GENERATION})")
     parser.add_argument("--slots", type=int, default=64, help="slots per simulated node")
     parser.add_argument("--fault", type=int, metavar="WORKERS",
                         help="the run of WORKERS workers (one of --workers) has 2 generations "
