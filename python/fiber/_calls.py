@@ -134,9 +134,9 @@ def _frames(value, plain=False):
     pickle's C pickler first, as pickled_function does for functions: cloudpickle's pickler costs
     microseconds to make and calls back into Python for every object, and a task process pays it
     cold, after its task, on the way of every result that is not plain (a tuple result: 14-22 us
-    from the task's end to its answer, against 10-18 with pickle's; docs/design.md, "A round's
-    Python"). cloudpickle when pickle cannot (a lambda, a local class),
-    when the pickle names __main__, or while modules are registered with
+    from the task's end to its answer, against 10-18 with pickle's; docs/design.md, "A task
+    process's Python is paid cold"). cloudpickle when pickle cannot (a lambda, a local class), when
+    the pickle names __main__, or while modules are registered with
     cloudpickle.register_pickle_by_value (pickle would send their functions by reference). A value
     whose pickling fails in both is pickled twice (its __reduce__ called twice) before its error."""
     if plain:
