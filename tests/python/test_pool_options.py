@@ -111,29 +111,30 @@ def test_a_timed_out_item_is_retried_as_a_crash_is(tmp_path):
         assert (stats.timeouts, stats.tasks_retried, stats.tasks_failed) == (1, 1, 0)
 
 
-def wait_for_size(pool, size):
+def polled(read, done):
+    """read() until done(its value) or the scaling limit passes; its last value."""
     deadline = time.monotonic() + SCALING_LIMIT_SECONDS
-    while pool.size() != size and time.monotonic() < deadline:
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
-    return pool.size()
+        value = read()
+    return value
+
+
+def wait_for_size(pool, size):
+    return polled(pool.size, lambda now: now == size)
 
 
 def wait_for_parked(pool):
     """A shrunk worker counts as parked once its chunks are answered and its lane is given back,
     a moment after the pool's size dropped (on a loaded machine, after the test's next look):
     waited for as the size is."""
-    deadline = time.monotonic() + SCALING_LIMIT_SECONDS
-    while pool.stats().parked_workers < 1 and time.monotonic() < deadline:
-        time.sleep(POLL_SECONDS)
-    return pool.stats().parked_workers
+    return polled(lambda: pool.stats().parked_workers, lambda parked: parked >= 1)
 
 
 def wait_for_file(path):
     """A task that holds its worker until the test creates `path` (at most the scaling limit)."""
-    deadline = time.monotonic() + SCALING_LIMIT_SECONDS
-    while not os.path.exists(path) and time.monotonic() < deadline:
-        time.sleep(POLL_SECONDS)
-    return os.path.exists(path)
+    return polled(lambda: os.path.exists(path), bool)
 
 
 def test_an_autoscaling_pool_grows_with_its_backlog_and_shrinks_when_idle(tmp_path):
