@@ -13,7 +13,8 @@
 #           and its report turns the rows into the table with the ratio.
 # reports:  every report.py turns the committed CSV of benchmarks/results/ into the committed
 #           Markdown, and draws its PNG; with --page, a report replaces its table in a copy of
-#           docs/guide/benchmarks.md between its markers and leaves the rest of the page as it was.
+#           docs/guide/benchmarks.md between its markers and leaves the rest of the page as it was;
+#           es_real's report times no generation from the PSS reading's first on.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -109,6 +110,23 @@ reports)
     [[ $name == elasticity || $name == idle_workers || $name == startup || -s $work/$name.png ]] ||
       fail "$name: no plot"
   done
+  # es_real's timed generations end at the PSS reading's first (its row has the PSS; the
+  # generations after it read PSS too): a generation appended after the committed 256-worker
+  # run's PSS row, however slow, changes none of its medians.
+  $python - "$root/benchmarks/es_real" "$results/es_real.csv" <<'PY' ||
+import csv, sys
+sys.path.insert(0, sys.argv[1])
+import report
+rows = [r for r in csv.DictReader(open(sys.argv[2]))
+        if r["kind"] == "fiber" and r["workers"] == "256"]
+last = max(rows, key=lambda r: int(r["generation"]))
+assert last["pss_processes"], "the 256-worker run's last row has no PSS"
+after = dict(last, generation=str(int(last["generation"]) + 1), wall_seconds="999",
+             pss_processes="", pss_worker_bytes="", pss_task_bytes="")
+before, longer = report.Count(rows), report.Count(rows + [after])
+assert (longer.timed, longer.m) == (before.timed, before.m), (longer.timed, before.timed)
+PY
+    fail "es_real report: a generation after the PSS reading's first counted as timed"
   # A line that is no row (UCX wrote its warnings to stdout until fiber sent them to stderr):
   # one line that names it, no traceback.
   { head -3 "$results/noise_memory.csv"
